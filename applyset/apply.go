@@ -1,0 +1,175 @@
+package applyset
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// applyConfiguration is what a typed client-go apply configuration offers.
+type applyConfiguration interface {
+	runtime.ApplyConfiguration
+	GetName() *string
+	GetNamespace() *string
+	GetKind() *string
+	GetAPIVersion() *string
+}
+
+// Member is one desired object of an ApplySet: its apply configuration, the
+// typed object its live state is read into, and the client-go function that
+// extracts from a live object the fields a field manager owns.
+type Member struct {
+	desired applyConfiguration
+	newLive func() client.Object
+	extract func(live client.Object, fieldManager string) (runtime.ApplyConfiguration, error)
+}
+
+// Of makes a Member of an apply configuration and its client-go extract
+// function, for example Of(cm, corev1ac.ExtractConfigMap).
+func Of[L any, PL interface {
+	*L
+	client.Object
+}, A applyConfiguration](desired A, extract func(PL, string) (A, error)) Member {
+	return Member{
+		desired: desired,
+		newLive: func() client.Object { return PL(new(L)) },
+		extract: func(live client.Object, fieldManager string) (runtime.ApplyConfiguration, error) {
+			return extract(live.(PL), fieldManager)
+		},
+	}
+}
+
+// Name returns the member's name.
+func (m Member) Name() string { return deref(m.desired.GetName()) }
+
+// Kind returns the member's kind.
+func (m Member) Kind() string { return deref(m.desired.GetKind()) }
+
+// GroupKind returns the member's group and kind.
+func (m Member) GroupKind() schema.GroupKind {
+	gv, _ := schema.ParseGroupVersion(deref(m.desired.GetAPIVersion()))
+	return gv.WithKind(m.Kind()).GroupKind()
+}
+
+// Result says what Apply did to one member.
+type Result string
+
+// Results of applying a member.
+const (
+	// Unchanged means the owned fields already matched: nothing was sent.
+	Unchanged Result = "Unchanged"
+	// Created means the member did not exist and was applied.
+	Created Result = "Created"
+	// Updated means the owned fields differed and the member was applied.
+	Updated Result = "Updated"
+)
+
+// Applier server-side applies members and prunes the rest of an ApplySet.
+// Reader should be the informer cache; it must keep the managedFields entries
+// of FieldManager (see StripForeignManagedFields).
+type Applier struct {
+	// Client sends the applies and deletes.
+	Client client.Client
+	// Reader reads the live members, usually the manager's cache.
+	Reader client.Reader
+	// FieldManager is the one field manager the applies use.
+	FieldManager string
+}
+
+// Apply applies m unless the fields the field manager owns on the live object
+// already equal the desired ones. It returns the live object as read before
+// the apply (nil when absent) and what it did.
+func (a Applier) Apply(ctx context.Context, m Member) (client.Object, Result, error) {
+	live := m.newLive()
+	key := types.NamespacedName{Namespace: deref(m.desired.GetNamespace()), Name: m.Name()}
+	kind := m.Kind()
+	result := Created
+	switch err := a.Reader.Get(ctx, key, live); {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return nil, "", fmt.Errorf("get %s %s: %w", kind, key.Name, err)
+	default:
+		current, err := m.extract(live, a.FieldManager)
+		if err != nil {
+			return nil, "", fmt.Errorf("extract %s %s: %w", kind, key.Name, err)
+		}
+		if equality.Semantic.DeepEqual(m.desired, current) {
+			return live, Unchanged, nil
+		}
+		result = Updated
+	}
+	if err := a.Client.Apply(ctx, m.desired, client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
+		return live, "", fmt.Errorf("apply %s %s: %w", kind, key.Name, err)
+	}
+	return live, result, nil
+}
+
+// Prune deletes the objects of the given list kinds in namespace that carry
+// the ApplySet's part-of label but are not named in keep. It returns the
+// deleted objects' kinds and names, as "Kind/name".
+func (a Applier) Prune(ctx context.Context, id, namespace string, lists []client.ObjectList, keep map[schema.GroupKind]map[string]bool) ([]string, error) {
+	var pruned []string
+	for _, list := range lists {
+		if err := a.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{LabelPartOf: id}); err != nil {
+			return pruned, fmt.Errorf("list %T: %w", list, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return pruned, err
+		}
+		for _, item := range items {
+			obj := item.(client.Object)
+			gvk, err := apiutil.GVKForObject(obj, a.Client.Scheme())
+			if err != nil {
+				return pruned, err
+			}
+			if keep[gvk.GroupKind()][obj.GetName()] || obj.GetDeletionTimestamp() != nil {
+				continue
+			}
+			uid := obj.GetUID()
+			err = a.Client.Delete(ctx, obj, &client.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if client.IgnoreNotFound(err) != nil {
+				return pruned, fmt.Errorf("prune %s %s: %w", gvk.Kind, obj.GetName(), err)
+			}
+			pruned = append(pruned, gvk.Kind+"/"+obj.GetName())
+		}
+	}
+	return pruned, nil
+}
+
+// StripForeignManagedFields returns a cache transform that drops every
+// managedFields entry but those of fieldManager, so that the cache stays
+// small and still lets Apply extract the operator's own fields.
+func StripForeignManagedFields(fieldManager string) func(any) (any, error) {
+	return func(in any) (any, error) {
+		obj, err := meta.Accessor(in)
+		if err != nil {
+			return in, nil
+		}
+		var own []metav1.ManagedFieldsEntry
+		for _, e := range obj.GetManagedFields() {
+			if e.Manager == fieldManager && e.Operation == metav1.ManagedFieldsOperationApply {
+				own = append(own, e)
+			}
+		}
+		obj.SetManagedFields(own)
+		return in, nil
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

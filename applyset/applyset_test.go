@@ -1,0 +1,42 @@
+package applyset
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestID(t *testing.T) {
+	tests := []struct {
+		name   string
+		parent Parent
+		want   string
+	}{
+		{
+			// The test vector of kubectl's pkg/cmd/apply/applyset.go.
+			name:   "kubectl vector",
+			parent: Parent{Name: "my-set", Namespace: "test", GroupKind: schema.GroupKind{Kind: "Secret"}},
+			want:   "applyset-0eFHV8ySqp7XoShsGvyWFQD3s96yqwHmzc4e0HR1dsY-v1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.parent.ID(); got != tt.want {
+				t.Errorf("ID() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParentAnnotations(t *testing.T) {
+	got := ParentAnnotations("mysql-operator/v1", []schema.GroupKind{
+		{Group: "apps", Kind: "StatefulSet"}, {Kind: "Secret"}, {Group: "policy", Kind: "PodDisruptionBudget"}, {Kind: "ConfigMap"},
+	})
+	want := "ConfigMap,PodDisruptionBudget.policy,Secret,StatefulSet.apps"
+	if got[AnnotationGroupKinds] != want {
+		t.Errorf("contains-group-kinds = %q, want %q", got[AnnotationGroupKinds], want)
+	}
+	if got[AnnotationTooling] != "mysql-operator/v1" {
+		t.Errorf("tooling = %q", got[AnnotationTooling])
+	}
+}
