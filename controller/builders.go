@@ -2,9 +2,9 @@ package controller
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"encoding/hex"
 	"maps"
 	"slices"
 	"strings"
@@ -69,7 +69,7 @@ func MyCnf(m *databasev1.MySQL) string {
 	var b strings.Builder
 	b.WriteString("[mysqld]\n")
 	for _, k := range slices.Sorted(maps.Keys(m.Spec.Config)) {
-		b.WriteString(k + " = " + m.Spec.Config[k] + "\n")
+		b.WriteString(k + " = " + string(m.Spec.Config[k]) + "\n")
 	}
 	return b.String()
 }

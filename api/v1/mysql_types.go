@@ -59,6 +59,11 @@ type SecretKeyReference struct {
 	Key string `json:"key,omitempty"`
 }
 
+// ConfigValue is the value of one my.cnf setting: a single line.
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:Pattern=`^[^\n\r]*$`
+type ConfigValue string
+
 // MySQLSpec is the desired state of a MySQL.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClassName) || has(self.storageClassName)",message="storageClassName: cannot be removed once set"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.storageClassName) || !has(self.storageClassName)",message="storageClassName: cannot be set after creation"
@@ -108,9 +113,8 @@ type MySQLSpec struct {
 	// config holds my.cnf settings of the [mysqld] section, key to value.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z0-9_.-]{1,64}$'))",message="config: keys must be 1 to 64 letters, digits, '_', '-' or '.'"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !self[k].contains('\\n'))",message="config: values must not contain a newline"
 	// +optional
-	Config map[string]string `json:"config,omitempty"`
+	Config map[string]ConfigValue `json:"config,omitempty"`
 
 	// rootPasswordSecretRef names an existing Secret key holding the root password.
 	// When empty the operator generates a password once into the Secret <name>-root.

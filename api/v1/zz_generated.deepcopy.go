@@ -80,7 +80,7 @@ func (in *MySQLSpec) DeepCopyInto(out *MySQLSpec) {
 	in.Resources.DeepCopyInto(&out.Resources)
 	if in.Config != nil {
 		in, out := &in.Config, &out.Config
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]ConfigValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}
