@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -50,6 +51,11 @@ func Of[L any, PL interface {
 
 // Name returns the member's name.
 func (m Member) Name() string { return deref(m.desired.GetName()) }
+
+// Reference returns an object reference to the member, for events.
+func (m Member) Reference() *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: deref(m.desired.GetAPIVersion()), Kind: m.Kind(), Namespace: deref(m.desired.GetNamespace()), Name: m.Name()}
+}
 
 // Kind returns the member's kind.
 func (m Member) Kind() string { return deref(m.desired.GetKind()) }
@@ -116,9 +122,9 @@ func (a Applier) Apply(ctx context.Context, m Member) (client.Object, Result, er
 
 // Prune deletes the objects of the given list kinds in namespace that carry
 // the ApplySet's part-of label but are not named in keep. It returns the
-// deleted objects' kinds and names, as "Kind/name".
-func (a Applier) Prune(ctx context.Context, id, namespace string, lists []client.ObjectList, keep map[schema.GroupKind]map[string]bool) ([]string, error) {
-	var pruned []string
+// deleted objects.
+func (a Applier) Prune(ctx context.Context, id, namespace string, lists []client.ObjectList, keep map[schema.GroupKind]map[string]bool) ([]*corev1.ObjectReference, error) {
+	var pruned []*corev1.ObjectReference
 	for _, list := range lists {
 		if err := a.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{LabelPartOf: id}); err != nil {
 			return pruned, fmt.Errorf("list %T: %w", list, err)
@@ -141,7 +147,7 @@ func (a Applier) Prune(ctx context.Context, id, namespace string, lists []client
 			if client.IgnoreNotFound(err) != nil {
 				return pruned, fmt.Errorf("prune %s %s: %w", gvk.Kind, obj.GetName(), err)
 			}
-			pruned = append(pruned, gvk.Kind+"/"+obj.GetName())
+			pruned = append(pruned, &corev1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: namespace, Name: obj.GetName()})
 		}
 	}
 	return pruned, nil

@@ -155,12 +155,19 @@ func dataClaim(m *databasev1.MySQL) *corev1ac.PersistentVolumeClaimApplyConfigur
 	}
 	spec := corev1ac.PersistentVolumeClaimSpec().
 		WithAccessModes(corev1.ReadWriteOnce).
+		WithVolumeMode(corev1.PersistentVolumeFilesystem).
 		WithResources(corev1ac.VolumeResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}))
 	if m.Spec.StorageClassName != nil {
 		spec.WithStorageClassName(*m.Spec.StorageClassName)
 	}
-	return corev1ac.PersistentVolumeClaim(dataVolume, "").WithSpec(spec)
+	// A claim template carries no namespace: the StatefulSet's is used.
+	// volumeClaimTemplates is an atomic list, so the operator owns the
+	// fields the API server defaults in it (volumeMode, status.phase):
+	// they are stated here so that an unchanged template compares equal.
+	claim := &corev1ac.PersistentVolumeClaimApplyConfiguration{}
+	return claim.WithName(dataVolume).WithSpec(spec).
+		WithStatus(corev1ac.PersistentVolumeClaimStatus().WithPhase(corev1.ClaimPending))
 }
 
 func podTemplate(m *databasev1.MySQL) *corev1ac.PodTemplateSpecApplyConfiguration {

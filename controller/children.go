@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -79,9 +78,9 @@ func (r *Reconciler) desiredChildren(ctx context.Context, obj *databasev1.MySQL)
 
 // rootSecret returns the apply configuration of the generated root password
 // Secret, or nil when the MySQL names its own Secret and never had a
-// generated one. A password is generated once, by a create that fails when
-// the Secret exists, and is never regenerated: a Secret missing from the
-// cache is looked up on the API server before anything is created.
+// generated one. A password is generated only when the Secret is absent from
+// both the cache and the API server, so that a cold or stale cache never
+// regenerates one; once stored it is re-applied unchanged for ever.
 func (r *Reconciler) rootSecret(ctx context.Context, obj *databasev1.MySQL) (*corev1ac.SecretApplyConfiguration, error) {
 	if ref := obj.Spec.RootPasswordSecretRef; ref != nil {
 		if err := r.checkSecretRef(ctx, obj); err != nil {
@@ -110,23 +109,7 @@ func (r *Reconciler) rootSecret(ctx context.Context, obj *databasev1.MySQL) (*co
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Client.Create(ctx, newRootSecret(obj, password), client.FieldOwner(FieldManager)); err != nil {
-		return nil, fmt.Errorf("create Secret %s: %w", key.Name, err)
-	}
-	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventCreated, "Create", "Created Secret %s with a generated root password", key.Name)
 	return RootSecret(obj, password), nil
-}
-
-// newRootSecret returns the typed Secret that creates a generated password.
-func newRootSecret(obj *databasev1.MySQL, password []byte) *corev1.Secret {
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: RootSecretName(obj), Namespace: obj.Namespace, Labels: childLabels(obj),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(obj, databasev1.GroupVersion.WithKind(databasev1.MySQLKind))},
-		},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{rootPasswordKey: password},
-	}
 }
 
 // generatePassword returns 32 random characters from crypto/rand.
@@ -173,8 +156,8 @@ func (r *Reconciler) applyChildren(ctx context.Context, obj *databasev1.MySQL, m
 			continue
 		}
 		obs.changed = append(obs.changed, m.Kind()+"/"+m.Name())
-		log.Info("applied child", "kind", m.Kind(), "name", m.Name(), "result", result)
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(result), "Apply", "%s %s %s", result, m.Kind(), m.Name())
+		log.Info("applied child", "kind", m.Kind(), "child", m.Name(), "result", result)
+		r.Recorder.Eventf(obj, m.Reference(), corev1.EventTypeNormal, string(result), "Apply", "%s %s %s", result, m.Kind(), m.Name())
 	}
 	return nil
 }
@@ -191,8 +174,8 @@ func (r *Reconciler) prune(ctx context.Context, obj *databasev1.MySQL, members [
 	}
 	pruned, err := r.applier().Prune(ctx, parent(obj).ID(), obj.Namespace, prunableLists(), keep)
 	for _, p := range pruned {
-		ctrl.LoggerFrom(ctx).Info("pruned child", "child", p)
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventPruned, "Prune", "Pruned %s", p)
+		ctrl.LoggerFrom(ctx).Info("pruned child", "kind", p.Kind, "child", p.Name)
+		r.Recorder.Eventf(obj, p, corev1.EventTypeNormal, EventPruned, "Prune", "Pruned %s %s", p.Kind, p.Name)
 	}
 	return err
 }

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 
-	"github.com/fluxcd/pkg/runtime/patch"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -53,13 +52,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// The garbage collector deletes the children through their owner references.
 		return ctrl.Result{}, nil
 	}
-	patcher, err := patch.NewHelper(obj, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	before := obj.DeepCopy()
 	obs := &observation{}
 	defer func() {
-		retErr = r.patchStatus(ctx, obj, patcher, obs, retErr)
+		retErr = r.patchStatus(ctx, before, obj, obs, retErr)
 	}()
 
 	if err := r.reconcileParent(ctx, obj); err != nil {

@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -40,9 +40,6 @@ const (
 	// ReasonChildFailed: a child reports that it failed.
 	ReasonChildFailed = "ChildFailed"
 )
-
-// ownedConditions are the condition types the reconciler owns on a MySQL.
-var ownedConditions = []string{databasev1.ConditionReady, databasev1.ConditionReconciling, databasev1.ConditionStalled}
 
 // stallError is an error that retrying cannot fix: the spec, or something it
 // names, has to change. The MySQL is marked Stalled and the children stay as
@@ -130,11 +127,14 @@ func kstatusOf(scheme *runtime.Scheme, obj client.Object) (*status.Result, error
 }
 
 // patchStatus sets every owned condition, the phase and the message from the
-// reconcile's outcome, and patches the status only when it changed.
+// reconcile's outcome, and patches the status only when it changed, in one
+// merge patch: fluxcd/pkg/runtime's patch helper would send the conditions
+// and the rest of the status as two writes, and readers could see the first
+// without the second.
 // observedGeneration advances when the outcome is final for this generation
 // (children applied, or stalled); a retried error leaves it behind, so that
 // kstatus keeps reporting InProgress.
-func (r *Reconciler) patchStatus(ctx context.Context, obj *databasev1.MySQL, patcher *patch.Helper, obs *observation, reconcileErr error) error {
+func (r *Reconciler) patchStatus(ctx context.Context, before, obj *databasev1.MySQL, obs *observation, reconcileErr error) error {
 	var stall *stallError
 	final := true
 	switch {
@@ -177,11 +177,13 @@ func (r *Reconciler) patchStatus(ctx context.Context, obj *databasev1.MySQL, pat
 	}
 	obj.Status.Message = conditions.GetMessage(obj, databasev1.ConditionReady)
 
-	opts := []patch.Option{patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(FieldManager)}
 	if final {
-		opts = append(opts, patch.WithStatusObservedGeneration{})
+		obj.Status.ObservedGeneration = obj.Generation
 	}
-	if err := patcher.Patch(ctx, obj, opts...); err != nil {
+	if equality.Semantic.DeepEqual(before.Status, obj.Status) {
+		return reconcileErr
+	}
+	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before), client.FieldOwner(FieldManager)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return reconcileErr
 		}

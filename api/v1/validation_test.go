@@ -2,7 +2,6 @@ package v1_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/internal/testenv"
@@ -124,22 +122,8 @@ func TestValidation(t *testing.T) {
 // testKubectl checks the printer columns and the scale subresource through
 // the real kubectl.
 func testKubectl(t *testing.T, env *testenv.Env) {
-	kubectl := filepath.Join(testenv.BinDir(t), "kubectl")
-	if _, err := os.Stat(kubectl); err != nil {
-		t.Fatalf("kubectl not built: run `make control-plane`: %v", err)
-	}
-	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubectl := filepath.Join(env.Bin, "kubectl")
+	path := env.Kubeconfig(t)
 	run := func(args ...string) string {
 		out, err := exec.Command(kubectl, append([]string{"--kubeconfig", path, "-n", "default"}, args...)...).CombinedOutput()
 		if err != nil {
@@ -158,7 +142,7 @@ func testKubectl(t *testing.T, env *testenv.Env) {
 	}
 	run("scale", "my/x", "--replicas=3")
 	got := &databasev1.MySQL{}
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "x"}, got); err != nil {
 			return false, err
 		}

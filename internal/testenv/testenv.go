@@ -4,6 +4,8 @@
 package testenv
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,18 +30,18 @@ var Scheme = func() *runtime.Scheme {
 
 // RepoRoot returns the root of the repository, found by walking up from the
 // working directory to the go.mod of the module.
-func RepoRoot(t testing.TB) string {
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
+			return "", errors.New("no go.mod above the working directory")
 		}
 		dir = parent
 	}
@@ -47,11 +49,12 @@ func RepoRoot(t testing.TB) string {
 
 // BinDir returns the directory of the control-plane binaries:
 // KUBEBUILDER_ASSETS when set, else the repository's bin/.
-func BinDir(t testing.TB) string {
+func BinDir() (string, error) {
 	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
-		return d
+		return d, nil
 	}
-	return filepath.Join(RepoRoot(t), "bin")
+	root, err := RepoRoot()
+	return filepath.Join(root, "bin"), err
 }
 
 // Env is a running envtest control plane.
@@ -61,35 +64,75 @@ type Env struct {
 	Config *rest.Config
 	// Client is an uncached admin client.
 	Client client.Client
+	// Bin is the directory of the control-plane binaries.
+	Bin string
 }
 
-// Start starts etcd and kube-apiserver with the CRDs of kustomize/crd/bases
-// installed, and stops them when the test ends. It fails the test when the
-// binaries are missing: run `make control-plane`.
-func Start(t testing.TB) *Env {
-	t.Helper()
-	bin := BinDir(t)
+// New starts etcd and kube-apiserver with the CRDs of kustomize/crd/bases
+// installed. The caller stops it. It fails when the binaries are missing:
+// run `make control-plane`.
+func New() (*Env, error) {
+	bin, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(bin, "kube-apiserver")); err != nil {
-		t.Fatalf("kube-apiserver not found in %s: run `make control-plane`", bin)
+		return nil, fmt.Errorf("kube-apiserver not found in %s: run `make control-plane`", bin)
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(t), "kustomize", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join(root, "kustomize", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                Scheme,
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		t.Fatalf("start envtest: %v", err)
+		return nil, fmt.Errorf("start envtest: %w", err)
+	}
+	// Tests poll; the default client-side rate limit would slow them down.
+	cfg.QPS, cfg.Burst = 500, 1000
+	c, err := client.New(cfg, client.Options{Scheme: Scheme})
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return &Env{Environment: env, Config: cfg, Client: c, Bin: bin}, nil
+}
+
+// Start is New for one test: it stops the control plane when the test ends.
+func Start(t testing.TB) *Env {
+	t.Helper()
+	env, err := New()
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {
 			t.Logf("stop envtest: %v", err)
 		}
 	})
-	c, err := client.New(cfg, client.Options{Scheme: Scheme})
+	return env
+}
+
+// Kubeconfig writes a kubeconfig of a user in the system:masters group to a
+// temporary file of the test and returns its path.
+func (e *Env) Kubeconfig(t testing.TB) string {
+	t.Helper()
+	user, err := e.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Environment: env, Config: cfg, Client: c}
+	data, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -1,0 +1,388 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/applyset"
+)
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "test-" + rand.String(6)}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func newMySQL(ns, name string, replicas int32) *databasev1.MySQL {
+	return &databasev1.MySQL{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"argocd.argoproj.io/instance": "team-app"}},
+		Spec:       databasev1.MySQLSpec{Replicas: replicas, Version: "8.0"},
+	}
+}
+
+// kstatusOfMySQL computes the kstatus of a MySQL as kubectl, Flux and Argo CD see it.
+func kstatusOfMySQL(ctx context.Context, key client.ObjectKey) (*status.Result, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(databasev1.GroupVersion.WithKind(databasev1.MySQLKind))
+	if err := env.Client.Get(ctx, key, u); err != nil {
+		return nil, err
+	}
+	return status.Compute(u)
+}
+
+func waitKstatus(t *testing.T, key client.ObjectKey, want status.Status) {
+	t.Helper()
+	var last *status.Result
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		res, err := kstatusOfMySQL(ctx, key)
+		if err != nil {
+			return false, err
+		}
+		last = res
+		return res.Status == want, nil
+	})
+	if err != nil {
+		t.Fatalf("kstatus of MySQL %s to be %s (last: %+v): %v", key, want, last, err)
+	}
+}
+
+// markStatefulSetReady does what the StatefulSet controller and kubelets
+// would: envtest runs neither.
+func markStatefulSetReady(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	eventually(t, "StatefulSet status to be updated", func(ctx context.Context) (bool, error) {
+		sts := &appsv1.StatefulSet{}
+		if err := env.Client.Get(ctx, key, sts); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		n := *sts.Spec.Replicas
+		sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: n, ReadyReplicas: n,
+			AvailableReplicas: n, CurrentReplicas: n, UpdatedReplicas: n, CurrentRevision: "r1", UpdateRevision: "r1"}
+		err := env.Client.Status().Update(ctx, sts)
+		return err == nil, client.IgnoreNotFound(ignoreConflict(err))
+	})
+}
+
+// markPDBReady does what the disruption controller would.
+func markPDBReady(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	eventually(t, "PodDisruptionBudget status to be updated", func(ctx context.Context) (bool, error) {
+		pdb := &policyv1.PodDisruptionBudget{}
+		if err := env.Client.Get(ctx, key, pdb); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, CurrentHealthy: 3, DesiredHealthy: 2, ExpectedPods: 3, DisruptionsAllowed: 1}
+		err := env.Client.Status().Update(ctx, pdb)
+		return err == nil, client.IgnoreNotFound(ignoreConflict(err))
+	})
+}
+
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// reconcileCount reads controller-runtime's reconcile counter of the controller.
+func reconcileCount(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "mysql" {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
+}
+
+func hasEvent(ctx context.Context, ns, reason, notePart string) (bool, error) {
+	list := &eventsv1.EventList{}
+	if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(list.Items, func(e eventsv1.Event) bool {
+		return e.Reason == reason && strings.Contains(e.Note, notePart)
+	}), nil
+}
+
+// TestChildren drives one MySQL through its life: children created as an
+// ApplySet, status by kstatus, a no-op reconcile, drift reverted, scale-in pruning.
+func TestChildren(t *testing.T) {
+	writes, _ := startManager(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	m := newMySQL(ns, "db", 3)
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(m)
+	id := applyset.Parent{Name: "db", Namespace: ns, GroupKind: databasev1.GroupVersion.WithKind("MySQL").GroupKind()}.ID()
+
+	children := []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-root"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "db-config"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db-headless"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db"}},
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db"}},
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db"}},
+	}
+	t.Run("children are one ApplySet", func(t *testing.T) {
+		eventually(t, "the ApplySet parent label", func(ctx context.Context) (bool, error) {
+			err := env.Client.Get(ctx, key, m)
+			return m.Labels[applyset.LabelID] != "", err
+		})
+		if m.Labels[applyset.LabelID] != id {
+			t.Errorf("parent label %s = %q, want %q", applyset.LabelID, m.Labels[applyset.LabelID], id)
+		}
+		if got := m.Annotations[applyset.AnnotationGroupKinds]; got != "ConfigMap,PodDisruptionBudget.policy,Secret,Service,StatefulSet.apps" {
+			t.Errorf("contains-group-kinds = %q", got)
+		}
+		if got := m.Annotations[applyset.AnnotationTooling]; got != Tooling {
+			t.Errorf("tooling = %q", got)
+		}
+		for _, c := range children {
+			name := c.GetName()
+			eventually(t, fmt.Sprintf("%T %s to be applied", c, name), func(ctx context.Context) (bool, error) {
+				err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, c)
+				return err == nil && slices.ContainsFunc(c.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
+					return e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply
+				}), client.IgnoreNotFound(err)
+			})
+			if got := c.GetLabels()[applyset.LabelPartOf]; got != id {
+				t.Errorf("%T %s: part-of = %q, want %q", c, name, got, id)
+			}
+			if _, copied := c.GetLabels()["argocd.argoproj.io/instance"]; copied {
+				t.Errorf("%T %s copies the parent's Argo CD label", c, name)
+			}
+			if ref := metav1.GetControllerOf(c); ref == nil || ref.UID != m.UID || ref.Kind != "MySQL" {
+				t.Errorf("%T %s: controller owner = %+v, want MySQL %s", c, name, ref, m.UID)
+			}
+		}
+		eventually(t, "a Created event", func(ctx context.Context) (bool, error) { return hasEvent(ctx, ns, EventCreated, "StatefulSet db") })
+	})
+
+	t.Run("Current once the StatefulSet and PDB are ready", func(t *testing.T) {
+		markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+		markPDBReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+		waitKstatus(t, key, status.CurrentStatus)
+		if err := env.Client.Get(ctx, key, m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Status.Phase != databasev1.PhaseRunning || m.Status.ReadyReplicas != 3 || m.Status.ObservedGeneration != m.Generation {
+			t.Errorf("status = %+v, want Running with 3 ready at generation %d", m.Status, m.Generation)
+		}
+		if m.Status.Selector != "app.kubernetes.io/instance=db,app.kubernetes.io/name=mysql" {
+			t.Errorf("selector = %q", m.Status.Selector)
+		}
+	})
+
+	t.Run("a reconcile with no change writes nothing", func(t *testing.T) {
+		before := writes.snapshot()
+		count := reconcileCount(t)
+		// A field the operator does not own, changed by another manager,
+		// wakes the reconciler through its StatefulSet watch.
+		sts := &appsv1.StatefulSet{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(sts.DeepCopy())
+		metav1.SetMetaDataAnnotation(&sts.ObjectMeta, "team.example.com/owner", "dba")
+		if err := env.Client.Patch(ctx, sts, patch, client.FieldOwner("kubectl-annotate")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "a reconcile after the annotation", func(context.Context) (bool, error) { return reconcileCount(t) > count, nil })
+		if after := writes.snapshot(); len(after) != len(before) {
+			t.Fatalf("no-op reconcile sent %d mutating requests: %v", len(after)-len(before), after[len(before):])
+		}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts); err != nil {
+			t.Fatal(err)
+		}
+		if sts.Annotations["team.example.com/owner"] != "dba" {
+			t.Error("the operator removed an annotation it does not own")
+		}
+	})
+
+	t.Run("drift of an owned field is reverted", func(t *testing.T) {
+		sts := &appsv1.StatefulSet{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(sts.DeepCopy())
+		sts.Spec.Template.Spec.Containers[0].Image = "evil:1"
+		if err := env.Client.Patch(ctx, sts, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the image to be reverted", func(ctx context.Context) (bool, error) {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(sts), sts); err != nil {
+				return false, err
+			}
+			return sts.Spec.Template.Spec.Containers[0].Image == "mysql:8.0", nil
+		})
+		if sts.Annotations["team.example.com/owner"] != "dba" {
+			t.Error("reverting drift removed an annotation the operator does not own")
+		}
+	})
+
+	t.Run("scale 3 to 1 prunes the PDB", func(t *testing.T) {
+		if err := env.Client.Get(ctx, key, m); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.MergeFrom(m.DeepCopy())
+		m.Spec.Replicas = 1
+		if err := env.Client.Patch(ctx, m, patch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the PDB to be pruned", func(ctx context.Context) (bool, error) {
+			err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &policyv1.PodDisruptionBudget{})
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+		eventually(t, "a Pruned event", func(ctx context.Context) (bool, error) {
+			return hasEvent(ctx, ns, EventPruned, "PodDisruptionBudget db")
+		})
+		markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+		waitKstatus(t, key, status.CurrentStatus)
+	})
+}
+
+// TestPasswordSurvivesRestart restarts the manager with an empty cache and
+// checks that the generated root password is not regenerated.
+func TestPasswordSurvivesRestart(t *testing.T) {
+	_, stop := startManager(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	m := newMySQL(ns, "db", 1)
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{}
+	secretKey := client.ObjectKey{Namespace: ns, Name: "db-root"}
+	eventually(t, "the root Secret", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, secretKey, secret)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	password := string(secret.Data["password"])
+	if len(password) < 32 {
+		t.Fatalf("generated password has %d characters, want at least 32", len(password))
+	}
+	stop()
+
+	startManager(t)
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Spec.Replicas = 2
+	if err := env.Client.Patch(ctx, m, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new manager to reconcile generation 2", func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+			return false, err
+		}
+		return m.Status.ObservedGeneration == m.Generation, nil
+	})
+	if err := env.Client.Get(ctx, secretKey, secret); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(secret.Data["password"]); got != password {
+		t.Fatal("the root password changed across a manager restart")
+	}
+}
+
+// TestStalledOnMissingSecret names a Secret that does not exist: the MySQL
+// stalls with a clear reason and no StatefulSet, then recovers once the
+// Secret is created.
+func TestStalledOnMissingSecret(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	m := newMySQL(ns, "db", 1)
+	m.Spec.RootPasswordSecretRef = &databasev1.SecretKeyReference{Name: "corp-root"}
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(m)
+	waitKstatus(t, key, status.FailedStatus)
+	if err := env.Client.Get(ctx, key, m); err != nil {
+		t.Fatal(err)
+	}
+	stalledCond := meta(m.Status.Conditions, databasev1.ConditionStalled)
+	if stalledCond == nil || stalledCond.Status != metav1.ConditionTrue || stalledCond.Reason != ReasonSecretNotFound || !strings.Contains(stalledCond.Message, "corp-root") {
+		t.Fatalf("Stalled condition = %+v, want True/%s naming corp-root", stalledCond, ReasonSecretNotFound)
+	}
+	if m.Status.Phase != databasev1.PhaseFailed {
+		t.Errorf("phase = %s, want Failed", m.Status.Phase)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a stalled MySQL got a StatefulSet: %v", err)
+	}
+	eventually(t, "a Stalled event", func(ctx context.Context) (bool, error) { return hasEvent(ctx, ns, EventStalled, "corp-root") })
+
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "corp-root", Namespace: ns}, Data: map[string][]byte{"password": []byte("s3cret-from-vault")}}
+	if err := env.Client.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	waitKstatus(t, key, status.InProgressStatus)
+	if err := env.Client.Get(ctx, key, m); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta(m.Status.Conditions, databasev1.ConditionReconciling); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Reconciling = %+v, want True while the StatefulSet rolls out", c)
+	}
+	markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+	waitKstatus(t, key, status.CurrentStatus)
+
+	sts := &appsv1.StatefulSet{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts); err != nil {
+		t.Fatal(err)
+	}
+	ref := sts.Spec.Template.Spec.Containers[0].Env[0].ValueFrom.SecretKeyRef
+	if ref.Name != "corp-root" || ref.Key != "password" {
+		t.Errorf("password env refers to %s/%s, want corp-root/password", ref.Name, ref.Key)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-root"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a password was generated although rootPasswordSecretRef is set: %v", err)
+	}
+}
+
+func meta(conds []metav1.Condition, t string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
