@@ -8,9 +8,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 

@@ -1,0 +1,75 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// Build runs kustomize on dir, as Flux's kustomize-controller does, and
+// returns the objects, namespaces and CRDs first.
+func Build(dir string) ([]*unstructured.Unstructured, error) {
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	var first, rest []*unstructured.Unstructured
+	for _, r := range resources.Resources() {
+		data, err := r.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			return nil, err
+		}
+		if k := u.GetKind(); k == "Namespace" || k == "CustomResourceDefinition" {
+			first = append(first, u)
+		} else {
+			rest = append(rest, u)
+		}
+	}
+	return append(first, rest...), nil
+}
+
+// Apply server-side applies objects with the given field manager, forcing
+// ownership, as a GitOps tool does.
+func Apply(ctx context.Context, c client.Client, fieldManager string, objs []*unstructured.Unstructured) error {
+	for _, obj := range objs {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("apply %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// applyFile applies every object of a YAML file as the cluster's admin.
+func (c *Cluster) applyFile(ctx context.Context, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return fmt.Errorf("decode %s: %w", path, err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+	return Apply(ctx, c.Client, "local-cluster", objs)
+}
