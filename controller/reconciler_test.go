@@ -14,25 +14,16 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/applyset"
+	"github.com/example/mysql-operator/internal/testenv"
 )
 
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "test-" + rand.String(6)}}
-	if err := env.Client.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
+func newNamespace(t *testing.T) string { return testenv.NewNamespace(t, env.Client) }
 
 func newMySQL(ns, name string, replicas int32) *databasev1.MySQL {
 	return &databasev1.MySQL{
@@ -41,30 +32,9 @@ func newMySQL(ns, name string, replicas int32) *databasev1.MySQL {
 	}
 }
 
-// kstatusOfMySQL computes the kstatus of a MySQL as kubectl, Flux and Argo CD see it.
-func kstatusOfMySQL(ctx context.Context, key client.ObjectKey) (*status.Result, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(databasev1.GroupVersion.WithKind(databasev1.MySQLKind))
-	if err := env.Client.Get(ctx, key, u); err != nil {
-		return nil, err
-	}
-	return status.Compute(u)
-}
-
 func waitKstatus(t *testing.T, key client.ObjectKey, want status.Status) {
 	t.Helper()
-	var last *status.Result
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		res, err := kstatusOfMySQL(ctx, key)
-		if err != nil {
-			return false, err
-		}
-		last = res
-		return res.Status == want, nil
-	})
-	if err != nil {
-		t.Fatalf("kstatus of MySQL %s to be %s (last: %+v): %v", key, want, last, err)
-	}
+	testenv.WaitKstatus(t, env.Client, key, want, 30*time.Second)
 }
 
 // markStatefulSetReady does what the StatefulSet controller and kubelets

@@ -15,7 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -166,13 +165,10 @@ func startManager(t *testing.T) (*writeCounter, func()) {
 	return writes, stop
 }
 
-// eventually polls cond until it returns true or the deadline passes.
+// eventually polls cond until it returns true or 30 seconds pass.
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, cond)
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	testenv.Eventually(t, 30*time.Second, what, cond)
 }
 
 // ctrlConfig lets several managers of the tests register the same controller name.

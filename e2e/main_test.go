@@ -1,0 +1,147 @@
+// Package e2e runs the operator the way a cluster would: on a full local
+// control plane (e2e/cluster) with the StatefulSet, garbage-collector and
+// disruption controllers, a scheduler and KWOK pods, installed from the dev
+// overlay the GitOps way, the manager running as its own RBAC-bound user.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/example/mysql-operator/e2e/cluster"
+	"github.com/example/mysql-operator/internal/testenv"
+)
+
+var (
+	// c is the cluster every test of the package shares.
+	c *cluster.Cluster
+	// managerBin is the manager binary built from cmd/manager.
+	managerBin string
+	// manager is the manager process the tests currently rely on.
+	manager *cluster.Manager
+	// repoRoot is the root of the repository.
+	repoRoot string
+)
+
+// timeout bounds each wait of the e2e tests.
+const timeout = 2 * time.Minute
+
+func TestMain(m *testing.M) {
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) (int, error) {
+	ctx := context.Background()
+	var err error
+	if repoRoot, err = testenv.RepoRoot(); err != nil {
+		return 0, err
+	}
+	dir, err := os.MkdirTemp("", "mysql-operator-e2e-")
+	if err != nil {
+		return 0, err
+	}
+	c, err = cluster.Start(ctx, cluster.Options{Dir: dir, Progress: os.Stderr})
+	if err != nil {
+		return 0, err
+	}
+	defer c.Stop()
+	if managerBin, err = cluster.BuildManager(dir); err != nil {
+		return 0, err
+	}
+	// Install the operator the GitOps way: the dev overlay, server-side
+	// applied under a field manager of its own, as Flux does. No container
+	// engine runs here, so the manager runs as a process, not the Deployment.
+	objs, err := cluster.Build(filepath.Join(repoRoot, "kustomize", "overlays", "dev"))
+	if err != nil {
+		return 0, err
+	}
+	var install []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			install = append(install, o)
+		}
+	}
+	if err := cluster.Apply(ctx, c.Client, "kustomize-controller", install); err != nil {
+		return 0, err
+	}
+	if manager, err = c.StartManager(ctx, "manager-a", managerBin, "--leader-elect"); err != nil {
+		return 0, err
+	}
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintln(os.Stderr, "e2e failed; component logs are in", filepath.Join(dir, "logs"))
+	} else {
+		_ = os.RemoveAll(dir)
+	}
+	return code, nil
+}
+
+// kubectl runs bin/kubectl as the cluster admin.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(repoRoot, "bin", "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// reconciles scrapes a manager's count of MySQL reconciles.
+func reconciles(t *testing.T, m *cluster.Manager) float64 {
+	t.Helper()
+	resp, err := http.Get(m.MetricsURL)
+	if err != nil {
+		t.Fatalf("scrape %s: %v", m.Name, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") && strings.Contains(line, `controller="mysql"`) {
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				t.Fatalf("parse %q: %v", line, err)
+			}
+			sum += v
+		}
+	}
+	return sum
+}
+
+func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	testenv.Eventually(t, timeout, what, cond)
+}
+
+func key(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// clusterBuild builds a kustomize directory of the repository.
+func clusterBuild(dir string) ([]*unstructured.Unstructured, error) {
+	return cluster.Build(filepath.Join(repoRoot, dir))
+}
+
+// clusterApply applies objects as a GitOps tool would.
+func clusterApply(objs []*unstructured.Unstructured) error {
+	return cluster.Apply(context.Background(), c.Client, "kustomize-controller", objs)
+}
