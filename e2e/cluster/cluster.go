@@ -72,9 +72,10 @@ type Cluster struct {
 	// Client is an uncached admin client.
 	Client client.Client
 
-	ports map[string]int
-	procs map[string]*process
-	order []string
+	ports    map[string]int
+	procs    map[string]*process
+	managers []*Manager
+	order    []string
 }
 
 // process is a running component; done closes when it exits.
@@ -156,8 +157,12 @@ func (c *Cluster) OperatorConfig() *rest.Config {
 	return cfg
 }
 
-// Stop stops every component, the last started first.
+// Stop stops every manager and component, the last started first.
 func (c *Cluster) Stop() {
+	for _, m := range c.managers {
+		m.Stop()
+	}
+	c.managers = nil
 	for i := len(c.order) - 1; i >= 0; i-- {
 		c.stopProcess(c.order[i])
 	}
@@ -218,7 +223,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 		"--initial-cluster=default="+peer, "--unsafe-no-fsync=true", "--log-level=warn"); err != nil {
 		return err
 	}
-	return c.waitHTTP(ctx, "etcd", client+"/health", nil)
+	return c.waitHTTP(ctx, c.procs["etcd"], client+"/health", nil)
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context) error {
@@ -238,7 +243,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--allow-privileged=true"); err != nil {
 		return err
 	}
-	if err := c.waitHTTP(ctx, "kube-apiserver", c.Config.Host+"/readyz", c.Config); err != nil {
+	if err := c.waitHTTP(ctx, c.procs["kube-apiserver"], c.Config.Host+"/readyz", c.Config); err != nil {
 		return err
 	}
 	cl, err := client.New(c.Config, client.Options{Scheme: testenv.Scheme})
@@ -261,7 +266,7 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 		"--concurrent-statefulset-syncs=10", "--concurrent-gc-syncs=20"); err != nil {
 		return err
 	}
-	return c.waitHTTP(ctx, "kube-controller-manager", fmt.Sprintf("https://127.0.0.1:%d/healthz", port), nil)
+	return c.waitHTTP(ctx, c.procs["kube-controller-manager"], fmt.Sprintf("https://127.0.0.1:%d/healthz", port), nil)
 }
 
 func (c *Cluster) startScheduler(ctx context.Context) error {
@@ -272,7 +277,7 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 		"--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez"); err != nil {
 		return err
 	}
-	return c.waitHTTP(ctx, "kube-scheduler", fmt.Sprintf("https://127.0.0.1:%d/healthz", port), nil)
+	return c.waitHTTP(ctx, c.procs["kube-scheduler"], fmt.Sprintf("https://127.0.0.1:%d/healthz", port), nil)
 }
 
 // startKwok runs KWOK with the node, pod and volume "fast" stages of its own
@@ -346,27 +351,37 @@ func (c *Cluster) createNodes(ctx context.Context) error {
 }
 
 func (c *Cluster) startProcess(name, binary string, args ...string) error {
-	logFile, err := os.OpenFile(c.LogPath(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if !filepath.IsAbs(binary) {
+		binary = filepath.Join(c.opts.Bin, binary)
+	}
+	p, err := launch(c.LogPath(name), binary, args...)
 	if err != nil {
 		return err
 	}
-	if !filepath.IsAbs(binary) {
-		binary = filepath.Join(c.opts.Bin, binary)
+	c.procs[name] = p
+	if !slices.Contains(c.order, name) {
+		c.order = append(c.order, name)
+	}
+	return nil
+}
+
+// launch starts binary in a process group of its own, logging to logPath;
+// the process dies with the test binary.
+func launch(logPath, binary string, args ...string) (*process, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return err
+		return nil, err
 	}
 	p := &process{cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); logFile.Close(); close(p.done) }()
-	c.procs[name] = p
-	if !slices.Contains(c.order, name) {
-		c.order = append(c.order, name)
-	}
-	return nil
+	return p, nil
 }
 
 func (c *Cluster) stopProcess(name string) {
@@ -384,8 +399,8 @@ func (c *Cluster) stopProcess(name string) {
 	delete(c.procs, name)
 }
 
-// waitHTTP polls url until it answers 200, or the process exits.
-func (c *Cluster) waitHTTP(ctx context.Context, name, url string, cfg *rest.Config) error {
+// waitHTTP polls url until it answers 200, or the process p exits.
+func (c *Cluster) waitHTTP(ctx context.Context, p *process, url string, cfg *rest.Config) error {
 	if cfg == nil {
 		cfg = &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 	}
@@ -396,7 +411,7 @@ func (c *Cluster) waitHTTP(ctx context.Context, name, url string, cfg *rest.Conf
 	httpClient.Timeout = 2 * time.Second
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if p := c.procs[name]; p != nil {
+		if p != nil {
 			select {
 			case <-p.done:
 				return false, fmt.Errorf("exited: %s", p.cmd.ProcessState)

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -27,12 +28,19 @@ func BuildManager(dir string) (string, error) {
 	return out, nil
 }
 
-// Manager is one running operator process.
+// Manager is one operator process, supervised as a pod's container would
+// be: when it exits (a crash, or a lost leader election) it is started
+// again after a second, until Stop.
 type Manager struct {
-	// Name is the process name; its log is LogPath(Name).
+	// Name of the manager; its log is the cluster's LogPath(Name).
 	Name string
 	// MetricsURL serves the manager's Prometheus metrics over plain HTTP.
 	MetricsURL string
+
+	mu       sync.Mutex
+	current  *process
+	stopped  bool
+	loopDone chan struct{}
 }
 
 // StartManager runs the manager binary as the operator's user, with
@@ -50,36 +58,80 @@ func (c *Cluster) StartManager(ctx context.Context, name, binary string, extraAr
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metrics), "--metrics-secure=false",
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
 		"--leader-election-namespace=mysql-operator-system"}, extraArgs...)
-	if err := c.startProcess(name, binary, args...); err != nil {
+	first, err := launch(c.LogPath(name), binary, args...)
+	if err != nil {
 		return nil, err
 	}
-	if err := c.waitHTTP(ctx, name, "http://127.0.0.1:"+strconv.Itoa(probe)+"/readyz", nil); err != nil {
+	m := &Manager{Name: name, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(metrics) + "/metrics", current: first, loopDone: make(chan struct{})}
+	go m.supervise(c.LogPath(name), binary, args)
+	c.managers = append(c.managers, m)
+	if err := c.waitHTTP(ctx, first, "http://127.0.0.1:"+strconv.Itoa(probe)+"/readyz", nil); err != nil {
 		return nil, fmt.Errorf("manager %s: %w (log: %s)", name, err, c.LogPath(name))
 	}
-	return &Manager{Name: name, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(metrics) + "/metrics"}, nil
+	return m, nil
 }
 
-// StopProcess stops a process the cluster started, gracefully.
-func (c *Cluster) StopProcess(name string) { c.stopProcess(name) }
+// supervise restarts the manager whenever it exits, until Stop.
+func (m *Manager) supervise(logPath, binary string, args []string) {
+	defer close(m.loopDone)
+	for {
+		m.mu.Lock()
+		p := m.current
+		m.mu.Unlock()
+		<-p.done
+		m.mu.Lock()
+		if m.stopped {
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
+		time.Sleep(time.Second) // restart back-off, as a kubelet's
+		next, err := launch(logPath, binary, args...)
+		m.mu.Lock()
+		if err != nil || m.stopped {
+			m.mu.Unlock()
+			if next != nil {
+				_ = syscall.Kill(-next.cmd.Process.Pid, syscall.SIGKILL)
+			}
+			return
+		}
+		m.current = next
+		m.mu.Unlock()
+	}
+}
 
-// Kill kills a process the cluster started with SIGKILL, as a crash would.
-func (c *Cluster) Kill(name string) {
-	p := c.procs[name]
-	if p == nil {
+// Crash kills the running manager process with SIGKILL; the supervisor
+// starts it again, as a kubelet restarts a crashed container.
+func (m *Manager) Crash() {
+	m.mu.Lock()
+	p := m.current
+	m.mu.Unlock()
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+// Kill kills the manager with SIGKILL and does not restart it, as when its
+// node dies.
+func (m *Manager) Kill() { m.halt(syscall.SIGKILL) }
+
+// Stop stops the manager gracefully and does not restart it.
+func (m *Manager) Stop() { m.halt(syscall.SIGTERM) }
+
+func (m *Manager) halt(sig syscall.Signal) {
+	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
 		return
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	m.stopped = true
+	p := m.current
+	m.mu.Unlock()
+	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
 	select {
 	case <-p.done:
 	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
 	}
-	delete(c.procs, name)
-}
-
-// Pid returns the process id of a running process, 0 when none.
-func (c *Cluster) Pid(name string) int {
-	if p := c.procs[name]; p != nil {
-		return p.cmd.Process.Pid
-	}
-	return 0
+	<-m.loopDone
 }
