@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
@@ -155,10 +154,11 @@ func (r *Reconciler) patchStatus(ctx context.Context, before, obj *databasev1.My
 		conditions.MarkFalse(obj, databasev1.ConditionReady, ReasonChildFailed, "%s", obs.failed)
 		conditions.Delete(obj, databasev1.ConditionReconciling)
 	case len(obs.changed) > 0 || obs.waiting != "":
-		msg := obs.waiting
-		if len(obs.changed) > 0 {
-			msg = "applied " + strings.Join(obs.changed, ", ")
-		}
+		// The message changes only with what status already shows, so that a
+		// roll-out costs as few status writes as its replica counts do; what
+		// was applied is in the events, what is awaited in the debug log.
+		msg := fmt.Sprintf("Rolling out generation %d: %d/%d replicas ready", obj.Generation, obj.Status.ReadyReplicas, obj.Spec.Replicas)
+		ctrl.LoggerFrom(ctx).V(1).Info("rolling out", "applied", obs.changed, "waiting", obs.waiting)
 		conditions.MarkReconciling(obj, ReasonProgressing, "%s", msg)
 		conditions.MarkFalse(obj, databasev1.ConditionReady, ReasonProgressing, "%s", msg)
 		conditions.Delete(obj, databasev1.ConditionStalled)

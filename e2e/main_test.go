@@ -7,12 +7,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,27 +103,11 @@ func kubectl(t *testing.T, args ...string) string {
 // reconciles scrapes a manager's count of MySQL reconciles.
 func reconciles(t *testing.T, m *cluster.Manager) float64 {
 	t.Helper()
-	resp, err := http.Get(m.MetricsURL)
-	if err != nil {
-		t.Fatalf("scrape %s: %v", m.Name, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	ms, err := m.Metrics()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum float64
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") && strings.Contains(line, `controller="mysql"`) {
-			f := strings.Fields(line)
-			v, err := strconv.ParseFloat(f[len(f)-1], 64)
-			if err != nil {
-				t.Fatalf("parse %q: %v", line, err)
-			}
-			sum += v
-		}
-	}
-	return sum
+	return ms.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "mysql"})
 }
 
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {

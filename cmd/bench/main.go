@@ -1,0 +1,50 @@
+// Command bench measures the operator on a full local cluster for several N
+// (`make bench`): converge time against the floor, API writes when idle and
+// per change, memory and reconcile latency. It prints a table and writes
+// docs/benchmarks.md and docs/benchmarks.png.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/example/mysql-operator/e2e/bench"
+)
+
+func main() {
+	ns := flag.String("n", "10,100,500", "Comma-separated numbers of MySQL objects.")
+	window := flag.Duration("window", 60*time.Second, "Length of the idle window.")
+	out := flag.String("out", "docs", "Directory of benchmarks.md and benchmarks.png; empty writes no report.")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var results []bench.Result
+	for _, s := range strings.Split(*ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bad -n value %q\n", s)
+			os.Exit(2)
+		}
+		r, err := bench.Run(ctx, n, bench.Options{Window: *window, Progress: os.Stderr})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "N=%d: %v\n", n, err)
+			os.Exit(1)
+		}
+		results = append(results, r)
+	}
+	bench.Table(os.Stdout, results)
+	if *out != "" {
+		cmd := "go run ./cmd/bench " + strings.Join(os.Args[1:], " ")
+		if err := bench.WriteReport(*out, strings.TrimSpace(cmd), *window, results); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "wrote %s/benchmarks.md and %s/benchmarks.png\n", *out, *out)
+	}
+}

@@ -1,0 +1,256 @@
+// Package bench measures what the operator costs on a full local cluster:
+// time to converge N MySQLs against the floor of applying their children
+// directly, API writes when idle and per change, memory, and reconcile
+// latency. cmd/bench runs it and writes docs/benchmarks.md; a short run
+// (N=5) is a test, so the benchmark never rots.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller"
+	"github.com/example/mysql-operator/e2e/cluster"
+	"github.com/example/mysql-operator/internal/apimetrics"
+	"github.com/example/mysql-operator/internal/testenv"
+)
+
+// Options configure a benchmark run.
+type Options struct {
+	// Window is how long the steady-state window lasts.
+	Window time.Duration
+	// Timeout bounds each wait for convergence.
+	Timeout time.Duration
+	// Progress receives a line per step.
+	Progress io.Writer
+	// ManagerBin is the manager binary; empty builds cmd/manager.
+	ManagerBin string
+}
+
+// Result holds the figures of one N.
+type Result struct {
+	N                 int
+	Converge, Floor   time.Duration
+	SteadyWrites      float64            // mutating requests in the idle window, resync included
+	SteadyDirectReads float64            // named GETs (reads that bypass the cache) in the idle window
+	ChangeRequests    map[string]float64 // mutating verb/resource per MySQL, for one spec.replicas change
+	PeakRSS, HeapIdle uint64             // bytes, after the run; heap in use at N idle MySQLs
+	HeapPerMySQL      float64            // bytes of heap per MySQL over the empty manager's
+	ReconcileP50      time.Duration
+	ReconcileP99      time.Duration
+	QueueP99          time.Duration
+}
+
+// Ratio is converge time over the floor.
+func (r Result) Ratio() float64 { return r.Converge.Seconds() / r.Floor.Seconds() }
+
+const namespace = "bench"
+
+// Run measures one N, each phase on a fresh local cluster.
+func Run(ctx context.Context, n int, opts Options) (Result, error) {
+	res := Result{N: n}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 10 * time.Minute
+	}
+	log := func(format string, args ...any) { fmt.Fprintf(opts.Progress, "[N=%d] "+format+"\n", append([]any{n}, args...)...) }
+	floor, err := measureFloor(ctx, n, opts, log)
+	if err != nil {
+		return res, fmt.Errorf("floor: %w", err)
+	}
+	res.Floor = floor
+	return res, measureOperator(ctx, n, opts, log, &res)
+}
+
+// mysqlSpec is the MySQL every benchmark object gets.
+func mysqlSpec(i int) *databasev1.MySQL {
+	return &databasev1.MySQL{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("db-%04d", i), Namespace: namespace},
+		Spec:       databasev1.MySQLSpec{Replicas: 1, Version: "8.0", StorageSize: "1Gi", VolumeDeletionPolicy: databasev1.VolumeRetain},
+	}
+}
+
+func startCluster(ctx context.Context) (*cluster.Cluster, error) {
+	c, err := cluster.Start(ctx, cluster.Options{})
+	if err != nil {
+		return nil, err
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	objs, err := cluster.Build(filepath.Join(root, "kustomize", "overlays", "dev"))
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	var install []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			install = append(install, o)
+		}
+	}
+	if err := cluster.Apply(ctx, c.Client, "bench", install); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, client.IgnoreAlreadyExists(c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))
+}
+
+// measureFloor applies the children the builders render for N MySQLs
+// directly, one client in a tight loop, and waits for every StatefulSet to
+// be Current: the same work and the same end point as the operator's,
+// without a controller. Owner references are left out, since no parent
+// exists for the garbage collector to find.
+func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...any)) (time.Duration, error) {
+	c, err := startCluster(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Stop()
+	log("floor: applying the children of %d MySQLs directly", n)
+	begin := time.Now()
+	for i := range n {
+		m := mysqlSpec(i)
+		secret := controller.RootSecret(m, []byte("benchmark-password-not-secret"))
+		secret.OwnerReferences = nil
+		cm, headless, svc, sts := controller.ConfigMap(m), controller.HeadlessService(m), controller.Service(m), controller.StatefulSet(m)
+		cm.OwnerReferences, headless.OwnerReferences, svc.OwnerReferences, sts.OwnerReferences = nil, nil, nil, nil
+		for _, ac := range []runtime.ApplyConfiguration{secret, cm, headless, svc, sts} {
+			if err := c.Client.Apply(ctx, ac, client.FieldOwner("bench-floor"), client.ForceOwnership); err != nil {
+				return 0, err
+			}
+		}
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, opts.Timeout, true, func(ctx context.Context) (bool, error) {
+		list := &appsv1.StatefulSetList{}
+		if err := c.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			return false, nil
+		}
+		current := 0
+		for i := range list.Items {
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&list.Items[i])
+			if err != nil {
+				return false, err
+			}
+			obj := &unstructured.Unstructured{Object: u}
+			obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
+			if r, err := status.Compute(obj); err == nil && r.Status == status.CurrentStatus {
+				current++
+			}
+		}
+		return current == n, nil
+	})
+	d := time.Since(begin)
+	log("floor: %s", d.Round(10*time.Millisecond))
+	return d, err
+}
+
+// waitAllCurrent polls until every MySQL of the namespace is kstatus Current.
+func waitAllCurrent(ctx context.Context, c client.Client, n int, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(databasev1.GroupVersion.WithKind("MySQLList"))
+		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			return false, nil
+		}
+		current := 0
+		for i := range list.Items {
+			if r, err := status.Compute(&list.Items[i]); err == nil && r.Status == status.CurrentStatus {
+				current++
+			}
+		}
+		return current == n, nil
+	})
+}
+
+// parallel runs f for 0..n-1 on a few workers and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		next     = make(chan int)
+	)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return firstErr
+}
+
+// requests sums the operator's API requests by verb/resource, mutating or not.
+func requests(ms cluster.Metrics, mutating bool) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range ms["mysql_operator_api_requests_total"].GetMetric() {
+		var verb, resource string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "verb":
+				verb = l.GetValue()
+			case "resource":
+				resource = l.GetValue()
+			}
+		}
+		if apimetrics.Mutating(verb) == mutating {
+			out[verb+" "+resource] += m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+func total(m map[string]float64) float64 {
+	var t float64
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+func describe(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %.2f", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/example/mysql-operator/e2e/cluster"
+)
+
+var reconcileLabels = map[string]string{"controller": "mysql"}
+
+// measureOperator runs the manager on a fresh cluster and takes every
+// figure but the floor.
+func measureOperator(ctx context.Context, n int, opts Options, log func(string, ...any), res *Result) error {
+	c, err := startCluster(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	bin := opts.ManagerBin
+	if bin == "" {
+		if bin, err = cluster.BuildManager(c.Dir); err != nil {
+			return err
+		}
+	}
+	// One manager, no leader election: every write it sends is the operator's work.
+	mgr, err := c.StartManager(ctx, "manager", bin, "--max-concurrent-reconciles=4")
+	if err != nil {
+		return err
+	}
+	empty, err := mgr.Metrics()
+	if err != nil {
+		return err
+	}
+	emptyHeap := empty.Sum("go_memstats_heap_inuse_bytes", nil)
+
+	// Converge: N MySQLs created at once, until every one is Current.
+	log("converge: creating %d MySQLs", n)
+	begin := time.Now()
+	if err := parallel(n, func(i int) error { return c.Client.Create(ctx, mysqlSpec(i)) }); err != nil {
+		return err
+	}
+	if err := waitAllCurrent(ctx, c.Client, n, opts.Timeout); err != nil {
+		return fmt.Errorf("converge: %w (manager log: %s)", err, c.LogPath("manager"))
+	}
+	res.Converge = time.Since(begin)
+	log("converge: %s (floor %s, ratio %.2f)", res.Converge.Round(10*time.Millisecond), res.Floor.Round(10*time.Millisecond), res.Ratio())
+
+	// Steady state: a crash-restart of the manager is a forced resync of
+	// every object from a cold cache; the window starts with it.
+	log("steady state: restarting the manager, then idle for %s", opts.Window)
+	mgr.Crash()
+	windowEnd := time.Now().Add(opts.Window)
+	if err := waitReconciled(ctx, mgr, float64(n), opts.Timeout); err != nil {
+		return fmt.Errorf("resync: %w (manager log: %s)", err, c.LogPath("manager"))
+	}
+	if d := time.Until(windowEnd); d > 0 {
+		time.Sleep(d) // the idle window itself is what is measured
+	}
+	idle, err := mgr.Metrics()
+	if err != nil {
+		return err
+	}
+	res.SteadyWrites = total(requests(idle, true))
+	res.SteadyDirectReads = requests(idle, false)["get secrets"] + requests(idle, false)["get mysqls"]
+	res.HeapIdle = uint64(idle.Sum("go_memstats_heap_inuse_bytes", nil))
+	res.HeapPerMySQL = (float64(res.HeapIdle) - emptyHeap) / float64(n)
+	log("steady state: %.0f writes, %.0f direct reads; heap %.1f MiB", res.SteadyWrites, res.SteadyDirectReads, float64(res.HeapIdle)/(1<<20))
+
+	// Cost per change: spec.replicas 1 -> 2 on every MySQL.
+	before := requests(idle, true)
+	log("change: scaling every MySQL to 2 replicas")
+	if err := parallel(n, func(i int) error {
+		m := mysqlSpec(i)
+		return c.Client.Patch(ctx, m, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":2}}`)))
+	}); err != nil {
+		return err
+	}
+	// The patch raised every generation, so kstatus says InProgress until
+	// the operator has observed it: a Current from before cannot be mistaken.
+	if err := waitAllCurrent(ctx, c.Client, n, opts.Timeout); err != nil {
+		return fmt.Errorf("change: %w", err)
+	}
+	after, err := mgr.Metrics()
+	if err != nil {
+		return err
+	}
+	res.ChangeRequests = map[string]float64{}
+	for k, v := range requests(after, true) {
+		if d := v - before[k]; d > 0 {
+			res.ChangeRequests[k] = d / float64(n)
+		}
+	}
+	log("change: per MySQL %s", describe(res.ChangeRequests))
+
+	res.ReconcileP50 = after.Quantile("controller_runtime_reconcile_time_seconds", reconcileLabels, 0.5)
+	res.ReconcileP99 = after.Quantile("controller_runtime_reconcile_time_seconds", reconcileLabels, 0.99)
+	res.QueueP99 = after.Quantile("workqueue_queue_duration_seconds", map[string]string{"name": "mysql"}, 0.99)
+	if res.PeakRSS, _, err = mgr.Memory(); err != nil {
+		return err
+	}
+	log("memory: peak RSS %.1f MiB", float64(res.PeakRSS)/(1<<20))
+	return nil
+}
+
+// waitReconciled waits until the manager has reconciled at least n times
+// since it started.
+func waitReconciled(ctx context.Context, mgr *cluster.Manager, n float64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if ms, err := mgr.Metrics(); err == nil && ms.Sum("controller_runtime_reconcile_total", reconcileLabels) >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("fewer than %.0f reconciles after %s", n, timeout)
+}

@@ -1,0 +1,111 @@
+package cluster
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Metrics are the Prometheus metric families a manager exposes.
+type Metrics map[string]*dto.MetricFamily
+
+// Metrics scrapes the manager's metrics endpoint.
+func (m *Manager) Metrics() (Metrics, error) {
+	resp, err := http.Get(m.MetricsURL)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", m.Name, err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(resp.Body)
+}
+
+// matches reports whether a metric has every label of want.
+func matches(m *dto.Metric, want map[string]string) bool {
+	n := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			n++
+		}
+	}
+	return n == len(want)
+}
+
+// Sum adds up a counter or gauge over the series carrying the given labels.
+func (ms Metrics) Sum(name string, labels map[string]string) float64 {
+	var sum float64
+	for _, m := range ms[name].GetMetric() {
+		if !matches(m, labels) {
+			continue
+		}
+		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	return sum
+}
+
+// Quantile estimates a quantile of a histogram over the series carrying the
+// given labels, interpolating linearly within a bucket as Prometheus does.
+func (ms Metrics) Quantile(name string, labels map[string]string, q float64) time.Duration {
+	counts := map[float64]float64{}
+	var total float64
+	for _, m := range ms[name].GetMetric() {
+		if !matches(m, labels) {
+			continue
+		}
+		for _, b := range m.GetHistogram().GetBucket() {
+			counts[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+		}
+		total += float64(m.GetHistogram().GetSampleCount())
+	}
+	if total == 0 {
+		return 0
+	}
+	bounds := make([]float64, 0, len(counts))
+	for b := range counts {
+		bounds = append(bounds, b)
+	}
+	sort.Float64s(bounds)
+	rank, lower, below := q*total, 0.0, 0.0
+	for _, b := range bounds {
+		if counts[b] >= rank {
+			frac := (rank - below) / max(counts[b]-below, 1)
+			return time.Duration((lower + (b-lower)*frac) * float64(time.Second))
+		}
+		lower, below = b, counts[b]
+	}
+	return time.Duration(lower * float64(time.Second))
+}
+
+// Memory reads the peak and current resident set size of the manager
+// process from /proc, in bytes.
+func (m *Manager) Memory() (peak, current uint64, err error) {
+	m.mu.Lock()
+	pid := m.current.cmd.Process.Pid
+	m.mu.Unlock()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseUint(f[1], 10, 64)
+		switch f[0] {
+		case "VmHWM:":
+			peak = kb * 1024
+		case "VmRSS:":
+			current = kb * 1024
+		}
+	}
+	return peak, current, nil
+}
