@@ -92,32 +92,30 @@ type Applier struct {
 }
 
 // Apply applies m unless the fields the field manager owns on the live object
-// already equal the desired ones. It returns the live object as read before
-// the apply (nil when absent) and what it did.
-func (a Applier) Apply(ctx context.Context, m Member) (client.Object, Result, error) {
+// already equal the desired ones, and says what it did.
+func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	live := m.newLive()
 	key := types.NamespacedName{Namespace: deref(m.desired.GetNamespace()), Name: m.Name()}
 	kind := m.Kind()
 	result := Created
 	switch err := a.Reader.Get(ctx, key, live); {
 	case apierrors.IsNotFound(err):
-		live = nil
 	case err != nil:
-		return nil, "", fmt.Errorf("get %s %s: %w", kind, key.Name, err)
+		return "", fmt.Errorf("get %s %s: %w", kind, key.Name, err)
 	default:
 		current, err := m.extract(live, a.FieldManager)
 		if err != nil {
-			return nil, "", fmt.Errorf("extract %s %s: %w", kind, key.Name, err)
+			return "", fmt.Errorf("extract %s %s: %w", kind, key.Name, err)
 		}
 		if equality.Semantic.DeepEqual(m.desired, current) {
-			return live, Unchanged, nil
+			return Unchanged, nil
 		}
 		result = Updated
 	}
 	if err := a.Client.Apply(ctx, m.desired, client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
-		return live, "", fmt.Errorf("apply %s %s: %w", kind, key.Name, err)
+		return "", fmt.Errorf("apply %s %s: %w", kind, key.Name, err)
 	}
-	return live, result, nil
+	return result, nil
 }
 
 // Prune deletes the objects of the given list kinds in namespace that carry

@@ -145,7 +145,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, obj *databasev1.MySQL, m
 	log := ctrl.LoggerFrom(ctx)
 	a := r.applier()
 	for _, m := range members {
-		_, result, err := a.Apply(ctx, m)
+		result, err := a.Apply(ctx, m)
 		if err != nil {
 			if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) {
 				return stalled(ReasonApplyRejected, "%v", err)
