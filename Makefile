@@ -90,8 +90,8 @@ $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL):
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
 
-# The local cluster also reads KWOK's stages from its module source; keep
-# KWOK_VERSION in step with KwokVersion in e2e/cluster.
+# The local cluster also reads KWOK's stages from the module source this
+# install puts in the module cache; keep KWOK_VERSION in step with
+# KwokVersion in e2e/cluster.
 $(KWOK):
 	GOBIN=$(BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
-	cd / && go mod download sigs.k8s.io/kwok@$(KWOK_VERSION)
