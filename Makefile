@@ -51,7 +51,7 @@ verify: manifests generate fmt vet ## Fail when regenerating or formatting leave
 	@git diff --exit-code -- api kustomize controller applyset cmd e2e || { echo "generated files are stale: run 'make manifests generate fmt' and commit"; exit 1; }
 
 .PHONY: test
-test: verify control-plane ## Run every test (unit, envtest, e2e short) on the locally built control plane.
+test: verify build control-plane ## Build the manager as the image does, then run every test (unit, envtest, e2e, short benchmark).
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 40m ./...
 
 .PHONY: e2e
