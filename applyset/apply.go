@@ -89,6 +89,9 @@ type Applier struct {
 	Reader client.Reader
 	// FieldManager is the one field manager the applies use.
 	FieldManager string
+	// Seen, when set, remembers the members found or made equal to their
+	// desired state, so that an unchanged member is not extracted again.
+	Seen *Seen
 }
 
 // Apply applies m unless the fields the field manager owns on the live object
@@ -97,23 +100,36 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	live := m.newLive()
 	key := types.NamespacedName{Namespace: deref(m.desired.GetNamespace()), Name: m.Name()}
 	kind := m.Kind()
+	hash, err := hashOf(m.desired)
+	if err != nil {
+		return "", fmt.Errorf("hash %s %s: %w", kind, key.Name, err)
+	}
+	seenKey := kind + "/" + key.String()
 	result := Created
 	switch err := a.Reader.Get(ctx, key, live); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return "", fmt.Errorf("get %s %s: %w", kind, key.Name, err)
+	case a.Seen.has(seenKey, live.GetResourceVersion(), hash):
+		return Unchanged, nil
 	default:
 		current, err := m.extract(live, a.FieldManager)
 		if err != nil {
 			return "", fmt.Errorf("extract %s %s: %w", kind, key.Name, err)
 		}
 		if equality.Semantic.DeepEqual(m.desired, current) {
+			a.Seen.add(seenKey, live.GetResourceVersion(), hash)
 			return Unchanged, nil
 		}
 		result = Updated
 	}
+	// Apply fills the apply configuration with the server's answer, so its
+	// resourceVersion is the one the object has after this apply.
 	if err := a.Client.Apply(ctx, m.desired, client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
 		return "", fmt.Errorf("apply %s %s: %w", kind, key.Name, err)
+	}
+	if rv, ok := m.desired.(interface{ GetResourceVersion() *string }); ok {
+		a.Seen.add(seenKey, deref(rv.GetResourceVersion()), hash)
 	}
 	return result, nil
 }
@@ -140,6 +156,7 @@ func (a Applier) Prune(ctx context.Context, id, namespace string, lists []client
 			if keep[gvk.GroupKind()][obj.GetName()] || obj.GetDeletionTimestamp() != nil {
 				continue
 			}
+			a.Seen.forget(gvk.Kind + "/" + client.ObjectKeyFromObject(obj).String())
 			uid := obj.GetUID()
 			err = a.Client.Delete(ctx, obj, &client.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 			if client.IgnoreNotFound(err) != nil {

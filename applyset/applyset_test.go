@@ -40,3 +40,27 @@ func TestParentAnnotations(t *testing.T) {
 		t.Errorf("tooling = %q", got[AnnotationTooling])
 	}
 }
+
+func TestSeen(t *testing.T) {
+	h1, _ := hashOf(map[string]string{"a": "1"})
+	h2, _ := hashOf(map[string]string{"a": "2"})
+	var none *Seen
+	none.add("k", "1", h1)
+	if none.has("k", "1", h1) {
+		t.Error("a nil Seen remembered")
+	}
+	s := NewSeen()
+	s.add("k", "1", h1)
+	switch {
+	case !s.has("k", "1", h1):
+		t.Error("forgot an entry")
+	case s.has("k", "2", h1):
+		t.Error("matched another resourceVersion: a write by anyone must force a compare")
+	case s.has("k", "1", h2):
+		t.Error("matched another desired state")
+	}
+	s.forget("k")
+	if s.has("k", "1", h1) {
+		t.Error("kept a forgotten entry")
+	}
+}

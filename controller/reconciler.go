@@ -29,6 +29,10 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// MaxConcurrentReconciles is how many MySQLs reconcile at once.
 	MaxConcurrentReconciles int
+
+	// seen spares re-comparing children unchanged since they were last
+	// applied or compared; SetupWithManager makes it.
+	seen *applyset.Seen
 }
 
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqls,verbs=get;list;watch;patch
@@ -79,13 +83,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 // applier returns the ApplySet applier of the reconciler.
 func (r *Reconciler) applier() applyset.Applier {
-	return applyset.Applier{Client: r.Client, Reader: r.Client, FieldManager: FieldManager}
+	return applyset.Applier{Client: r.Client, Reader: r.Client, FieldManager: FieldManager, Seen: r.seen}
 }
 
 // SetupWithManager registers the reconciler: it watches MySQLs on spec
 // changes, the children it owns, and the Secrets named by
 // rootPasswordSecretRef, so that creating a missing Secret recovers a MySQL.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	r.seen = applyset.NewSeen()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &databasev1.MySQL{}, indexSecretRef, secretRefIndex); err != nil {
 		return err
 	}

@@ -71,7 +71,9 @@ func Run(ctx context.Context, n int, opts Options) (Result, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 10 * time.Minute
 	}
-	log := func(format string, args ...any) { fmt.Fprintf(opts.Progress, "[N=%d] "+format+"\n", append([]any{n}, args...)...) }
+	log := func(format string, args ...any) {
+		fmt.Fprintf(opts.Progress, "[N=%d] "+format+"\n", append([]any{n}, args...)...)
+	}
 	floor, err := measureFloor(ctx, n, opts, log)
 	if err != nil {
 		return res, fmt.Errorf("floor: %w", err)
