@@ -14,6 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/example/mysql-operator/e2e/bench"
 )
 
@@ -22,6 +26,8 @@ func main() {
 	window := flag.Duration("window", 60*time.Second, "Length of the idle window.")
 	out := flag.String("out", "docs", "Directory of benchmarks.md and benchmarks.png; empty writes no report.")
 	flag.Parse()
+	// The clients log only their errors; progress goes to the terminal.
+	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var results []bench.Result

@@ -16,10 +16,13 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/example/mysql-operator/e2e/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
@@ -29,6 +32,8 @@ func main() {
 	exitWhenReady := flag.Bool("exit-when-ready", false, "Stop everything once the sample is Ready, instead of waiting for Ctrl-C.")
 	timeout := flag.Duration("timeout", 5*time.Minute, "How long to wait for the sample MySQL to become Ready.")
 	flag.Parse()
+	// The clients log only their errors; progress goes to the terminal.
+	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *exitWhenReady, *timeout); err != nil {
