@@ -25,7 +25,8 @@ func main() {
 	var (
 		metricsAddr, probeAddr, leaderElectionNamespace string
 		leaderElect, secureMetrics                      bool
-		maxConcurrent                                   int
+		maxConcurrent, apiBurst                         int
+		apiQPS                                          float64
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
@@ -33,6 +34,8 @@ func main() {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease; defaults to the pod's namespace.")
 	flag.IntVar(&maxConcurrent, "max-concurrent-reconciles", 4, "How many MySQLs reconcile at once.")
+	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "Requests per second the manager may send to the API server (Flux's default).")
+	flag.IntVar(&apiBurst, "kube-api-burst", 300, "Burst of requests the manager may send to the API server (Flux's default).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -49,6 +52,7 @@ func main() {
 	}
 	cfg := ctrl.GetConfigOrDie()
 	cfg.WrapTransport = apimetrics.WrapTransport
+	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         controller.CacheOptions(),
