@@ -62,20 +62,9 @@ func run(m *testing.M) (int, error) {
 	if managerBin, err = cluster.BuildManager(dir); err != nil {
 		return 0, err
 	}
-	// Install the operator the GitOps way: the dev overlay, server-side
-	// applied under a field manager of its own, as Flux does. No container
-	// engine runs here, so the manager runs as a process, not the Deployment.
-	objs, err := cluster.Build(filepath.Join(repoRoot, "kustomize", "overlays", "dev"))
-	if err != nil {
-		return 0, err
-	}
-	var install []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() != "Deployment" {
-			install = append(install, o)
-		}
-	}
-	if err := cluster.Apply(ctx, c.Client, "kustomize-controller", install); err != nil {
+	// Install the operator the GitOps way, as Flux does: the dev overlay
+	// server-side applied under a field manager of its own.
+	if err := c.InstallOperator(ctx, repoRoot, "kustomize-controller"); err != nil {
 		return 0, err
 	}
 	if manager, err = c.StartManager(ctx, "manager-a", managerBin, "--leader-elect"); err != nil {

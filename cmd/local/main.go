@@ -58,19 +58,7 @@ func run(ctx context.Context, exitWhenReady bool, timeout time.Duration) error {
 	}()
 
 	fmt.Println("==> installing the CRD and RBAC from kustomize/overlays/dev")
-	objs, err := cluster.Build(filepath.Join(root, "kustomize", "overlays", "dev"))
-	if err != nil {
-		return err
-	}
-	var install []*unstructured.Unstructured
-	for _, o := range objs {
-		// No container engine runs here: the manager runs as a local process
-		// under the Deployment's ServiceAccount identity instead.
-		if o.GetKind() != "Deployment" {
-			install = append(install, o)
-		}
-	}
-	if err := cluster.Apply(ctx, c.Client, "mysql-operator-local", install); err != nil {
+	if err := c.InstallOperator(ctx, root, "mysql-operator-local"); err != nil {
 		return err
 	}
 

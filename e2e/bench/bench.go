@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -96,22 +95,10 @@ func startCluster(ctx context.Context) (*cluster.Cluster, error) {
 		return nil, err
 	}
 	root, err := testenv.RepoRoot()
+	if err == nil {
+		err = c.InstallOperator(ctx, root, "bench")
+	}
 	if err != nil {
-		c.Stop()
-		return nil, err
-	}
-	objs, err := cluster.Build(filepath.Join(root, "kustomize", "overlays", "dev"))
-	if err != nil {
-		c.Stop()
-		return nil, err
-	}
-	var install []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() != "Deployment" {
-			install = append(install, o)
-		}
-	}
-	if err := cluster.Apply(ctx, c.Client, "bench", install); err != nil {
 		c.Stop()
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -72,4 +73,23 @@ func (c *Cluster) applyFile(ctx context.Context, path string) error {
 		}
 	}
 	return Apply(ctx, c.Client, "local-cluster", objs)
+}
+
+// InstallOperator installs the operator the GitOps way: it builds
+// kustomize/overlays/dev and server-side applies everything in it but the
+// manager's Deployment under fieldManager. No container engine runs here,
+// so the manager runs as a process (StartManager) under the Deployment's
+// ServiceAccount identity instead.
+func (c *Cluster) InstallOperator(ctx context.Context, repoRoot, fieldManager string) error {
+	objs, err := Build(filepath.Join(repoRoot, "kustomize", "overlays", "dev"))
+	if err != nil {
+		return err
+	}
+	install := objs[:0]
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			install = append(install, o)
+		}
+	}
+	return Apply(ctx, c.Client, fieldManager, install)
 }
