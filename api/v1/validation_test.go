@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/applyset"
 	"github.com/example/mysql-operator/internal/testenv"
 )
 
@@ -115,6 +117,16 @@ func TestValidation(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("CRD is an ApplySet parent type", func(t *testing.T) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "mysqls.database.example.com"}, crd); err != nil {
+			t.Fatal(err)
+		}
+		if crd.Labels[applyset.LabelParentType] != "true" {
+			t.Errorf("CRD label %s = %q, want \"true\" so that kubectl accepts a MySQL as ApplySet parent", applyset.LabelParentType, crd.Labels[applyset.LabelParentType])
+		}
+	})
 
 	t.Run("kubectl", func(t *testing.T) { testKubectl(t, env) })
 }
