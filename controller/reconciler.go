@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -29,10 +31,19 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// MaxConcurrentReconciles is how many MySQLs reconcile at once.
 	MaxConcurrentReconciles int
+	// ProgressInterval is the least time between two status writes of a
+	// MySQL that stays in progress (see progressLimiter); zero writes every
+	// change at once.
+	ProgressInterval time.Duration
 
 	// seen spares re-comparing children unchanged since they were last
 	// applied or compared; SetupWithManager makes it.
 	seen *applyset.Seen
+	// progress spaces the status writes of MySQLs in progress; SetupWithManager makes it.
+	progress *progressLimiter
+	// written spares writing a status again on a cache that lags the
+	// manager's own last write; SetupWithManager makes it.
+	written *writtenStatus
 }
 
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqls,verbs=get;list;watch;patch
@@ -50,6 +61,10 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	obj := &databasev1.MySQL{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.progress.forget(req.NamespacedName)
+			r.written.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !obj.DeletionTimestamp.IsZero() {
@@ -59,7 +74,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	before := obj.DeepCopy()
 	obs := &observation{}
 	defer func() {
-		retErr = r.patchStatus(ctx, before, obj, obs, retErr)
+		var hold time.Duration
+		hold, retErr = r.patchStatus(ctx, before, obj, obs, retErr)
+		if retErr == nil && hold > 0 {
+			result.RequeueAfter = hold
+		}
 	}()
 
 	if err := r.reconcileParent(ctx, obj); err != nil {
@@ -91,6 +110,8 @@ func (r *Reconciler) applier() applyset.Applier {
 // rootPasswordSecretRef, so that creating a missing Secret recovers a MySQL.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.seen = applyset.NewSeen()
+	r.progress = newProgressLimiter(r.ProgressInterval)
+	r.written = newWrittenStatus()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &databasev1.MySQL{}, indexSecretRef, secretRefIndex); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
@@ -133,7 +134,10 @@ func kstatusOf(scheme *runtime.Scheme, obj client.Object) (*status.Result, error
 // observedGeneration advances when the outcome is final for this generation
 // (children applied, or stalled); a retried error leaves it behind, so that
 // kstatus keeps reporting InProgress.
-func (r *Reconciler) patchStatus(ctx context.Context, before, obj *databasev1.MySQL, obs *observation, reconcileErr error) error {
+// A write that leaves the MySQL InProgress, as it was, is held back by the
+// progress limiter; the returned duration is when to reconcile again so that
+// it lands even if nothing else happens.
+func (r *Reconciler) patchStatus(ctx context.Context, before, obj *databasev1.MySQL, obs *observation, reconcileErr error) (time.Duration, error) {
 	var stall *stallError
 	final := true
 	switch {
@@ -180,14 +184,29 @@ func (r *Reconciler) patchStatus(ctx context.Context, before, obj *databasev1.My
 	if final {
 		obj.Status.ObservedGeneration = obj.Generation
 	}
+	key := client.ObjectKeyFromObject(obj)
 	if equality.Semantic.DeepEqual(before.Status, obj.Status) {
-		return reconcileErr
+		if !inProgress(obj) {
+			r.progress.forget(key)
+		}
+		return 0, reconcileErr
+	}
+	if r.written.unseen(before, &obj.Status) {
+		return 0, reconcileErr
+	}
+	if inProgress(before) && inProgress(obj) {
+		if wait := r.progress.hold(key); wait > 0 {
+			ctrl.LoggerFrom(ctx).V(1).Info("status write held back", "after", wait)
+			return wait, reconcileErr
+		}
 	}
 	if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(before), client.FieldOwner(FieldManager)); err != nil {
 		if apierrors.IsNotFound(err) {
-			return reconcileErr
+			return 0, reconcileErr
 		}
-		return errors.Join(reconcileErr, fmt.Errorf("patch MySQL status %s: %w", obj.Name, err))
+		return 0, errors.Join(reconcileErr, fmt.Errorf("patch MySQL status %s: %w", obj.Name, err))
 	}
-	return reconcileErr
+	r.written.record(obj)
+	r.progress.wrote(key, inProgress(obj))
+	return 0, reconcileErr
 }

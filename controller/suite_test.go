@@ -129,8 +129,9 @@ func operatorConfig(t *testing.T) *rest.Config {
 
 // startManager runs the operator's manager, as the RBAC-restricted user, until
 // the returned stop function is called or the test ends. Its mutating requests
-// are counted in the returned writeCounter.
-func startManager(t *testing.T) (*writeCounter, func()) {
+// are counted in the returned writeCounter. The options change the
+// reconciler before it starts; by default it writes every status change at once.
+func startManager(t *testing.T, opts ...func(*Reconciler)) (*writeCounter, func()) {
 	t.Helper()
 	cfg := rest.CopyConfig(operatorConfig(t))
 	writes := &writeCounter{}
@@ -147,6 +148,9 @@ func startManager(t *testing.T) (*writeCounter, func()) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(FieldManager), MaxConcurrentReconciles: 2}
+	for _, opt := range opts {
+		opt(r)
+	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ package main
 import (
 	"flag"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -23,19 +24,23 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, leaderElectionNamespace string
-		leaderElect, secureMetrics                      bool
-		maxConcurrent, apiBurst                         int
-		apiQPS                                          float64
+		metricsAddr, probeAddr, pprofAddr, leaderElectionNamespace string
+		leaderElect, secureMetrics                                 bool
+		maxConcurrent, apiBurst                                    int
+		apiQPS                                                     float64
+		progressInterval                                           time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz probes.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address of the Go pprof endpoints, for profiling the manager; \"0\" (the default) turns them off.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease; defaults to the pod's namespace.")
 	flag.IntVar(&maxConcurrent, "max-concurrent-reconciles", 4, "How many MySQLs reconcile at once.")
 	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "Requests per second the manager may send to the API server (Flux's default).")
 	flag.IntVar(&apiBurst, "kube-api-burst", 300, "Burst of requests the manager may send to the API server (Flux's default).")
+	flag.DurationVar(&progressInterval, "status-progress-interval", controller.DefaultProgressInterval,
+		"Least time between two status writes of a MySQL that stays in progress; Ready and Stalled are written at once. 0 writes every change.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -58,6 +63,7 @@ func main() {
 		Cache:                         controller.CacheOptions(),
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        probeAddr,
+		PprofBindAddress:              pprofAddr,
 		LeaderElection:                leaderElect,
 		LeaderElectionID:              "mysql-operator.database.example.com",
 		LeaderElectionNamespace:       leaderElectionNamespace,
@@ -73,6 +79,7 @@ func main() {
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder(controller.FieldManager),
 		MaxConcurrentReconciles: maxConcurrent,
+		ProgressInterval:        progressInterval,
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		log.Error(err, "set up controller", "controller", "mysql")

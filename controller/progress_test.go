@@ -1,0 +1,143 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+)
+
+func TestProgressLimiter(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	l := newProgressLimiter(5 * time.Second)
+	l.now = func() time.Time { return now }
+	a, b := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
+
+	if got := l.hold(a); got != 5*time.Second {
+		t.Fatalf("first hold = %s, want the whole interval", got)
+	}
+	now = now.Add(2 * time.Second)
+	if got := l.hold(a); got != 3*time.Second {
+		t.Fatalf("hold after 2s = %s, want 3s", got)
+	}
+	if got := l.hold(b); got != 5*time.Second {
+		t.Fatalf("another MySQL shares the interval: hold = %s", got)
+	}
+	now = now.Add(3 * time.Second)
+	if got := l.hold(a); got != 0 {
+		t.Fatalf("hold after the interval = %s, want 0", got)
+	}
+	l.wrote(a, true)
+	if got := l.hold(a); got != 5*time.Second {
+		t.Fatalf("hold right after a write = %s, want the interval again", got)
+	}
+	l.wrote(a, false)
+	if _, ok := l.since[a]; ok {
+		t.Fatal("a MySQL written out of progress is still tracked")
+	}
+	l.forget(b)
+	if len(l.since) != 0 {
+		t.Fatalf("limiter still tracks %v", l.since)
+	}
+	if got := newProgressLimiter(0).hold(a); got != 0 {
+		t.Fatalf("interval 0 holds for %s", got)
+	}
+}
+
+// statusPatches lists the status writes of one MySQL among requests.
+func statusPatches(requests []string, ns, name string) []string {
+	var out []string
+	for _, r := range requests {
+		if strings.HasSuffix(r, "/namespaces/"+ns+"/mysqls/"+name+"/status") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestRollOutWritesStatusOnce scales a Current MySQL and moves its
+// StatefulSet through the replica counts of a roll-out: the MySQL reads
+// InProgress throughout, and the whole change costs one status write.
+func TestRollOutWritesStatusOnce(t *testing.T) {
+	writes, _ := startManager(t, func(r *Reconciler) { r.ProgressInterval = time.Hour })
+	ctx := context.Background()
+	ns := newNamespace(t)
+	m := newMySQL(ns, "db", 1)
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(m)
+	waitKstatus(t, key, status.InProgressStatus)
+	markStatefulSetReady(t, key)
+	waitKstatus(t, key, status.CurrentStatus)
+
+	before := len(writes.snapshot())
+	if err := env.Client.Patch(ctx, m, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`))); err != nil {
+		t.Fatal(err)
+	}
+	sts := &appsv1.StatefulSet{}
+	eventually(t, "the StatefulSet to be scaled", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, key, sts)
+		return err == nil && *sts.Spec.Replicas == 3, err
+	})
+	// What the StatefulSet controller reports as pods start, one step at a time.
+	for _, step := range []struct{ replicas, ready int32 }{{1, 1}, {2, 1}, {3, 1}, {3, 2}} {
+		count := reconcileCount(t)
+		eventually(t, "StatefulSet status to move", func(ctx context.Context) (bool, error) {
+			if err := env.Client.Get(ctx, key, sts); err != nil {
+				return false, err
+			}
+			sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: step.replicas, ReadyReplicas: step.ready,
+				AvailableReplicas: step.ready, CurrentReplicas: step.replicas, UpdatedReplicas: step.replicas, CurrentRevision: "r1", UpdateRevision: "r1"}
+			return env.Client.Status().Update(ctx, sts) == nil, nil
+		})
+		eventually(t, "a reconcile of the step", func(context.Context) (bool, error) { return reconcileCount(t) > count, nil })
+		waitKstatus(t, key, status.InProgressStatus)
+	}
+	if got := statusPatches(writes.snapshot()[before:], ns, "db"); len(got) != 0 {
+		t.Fatalf("status written %d times while the MySQL stayed InProgress: %v", len(got), got)
+	}
+	markStatefulSetReady(t, key)
+	markPDBReady(t, client.ObjectKey{Namespace: ns, Name: PodDisruptionBudgetName(m)})
+	waitKstatus(t, key, status.CurrentStatus)
+	if got := statusPatches(writes.snapshot()[before:], ns, "db"); len(got) != 1 {
+		t.Fatalf("the change cost %d status writes, want 1: %v", len(got), got)
+	}
+	if err := env.Client.Get(ctx, key, m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Status.Replicas != 3 || m.Status.ReadyReplicas != 3 || m.Status.Phase != databasev1.PhaseRunning {
+		t.Errorf("status = %+v, want 3/3 Running", m.Status)
+	}
+}
+
+// TestHeldStatusLands leaves a MySQL rolling out with nothing else
+// happening: the held status write still lands after the interval.
+func TestHeldStatusLands(t *testing.T) {
+	startManager(t, func(r *Reconciler) { r.ProgressInterval = time.Second })
+	ctx := context.Background()
+	ns := newNamespace(t)
+	m := newMySQL(ns, "db", 1)
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(m)
+	eventually(t, "the Reconciling status to be written", func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, key, m); err != nil {
+			return false, err
+		}
+		c := meta(m.Status.Conditions, databasev1.ConditionReconciling)
+		return m.Status.ObservedGeneration == m.Generation && c != nil && c.Status == metav1.ConditionTrue, nil
+	})
+	if m.Status.Phase != databasev1.PhasePending {
+		t.Errorf("phase = %q, want Pending", m.Status.Phase)
+	}
+}
