@@ -3,6 +3,7 @@ package applyset
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
@@ -110,7 +112,7 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return "", fmt.Errorf("get %s %s: %w", kind, key.Name, err)
-	case a.Seen.has(seenKey, live.GetResourceVersion(), hash):
+	case a.Seen.has(seenKey, live, a.FieldManager, hash):
 		return Unchanged, nil
 	default:
 		current, err := m.extract(live, a.FieldManager)
@@ -118,7 +120,7 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 			return "", fmt.Errorf("extract %s %s: %w", kind, key.Name, err)
 		}
 		if equality.Semantic.DeepEqual(m.desired, current) {
-			a.Seen.add(seenKey, live.GetResourceVersion(), hash)
+			a.Seen.add(seenKey, live, a.FieldManager, hash)
 			return Unchanged, nil
 		}
 		result = Updated
@@ -128,19 +130,43 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	if err := a.Client.Apply(ctx, m.desired, client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
 		return "", fmt.Errorf("apply %s %s: %w", kind, key.Name, err)
 	}
-	if rv, ok := m.desired.(interface{ GetResourceVersion() *string }); ok {
-		a.Seen.add(seenKey, deref(rv.GetResourceVersion()), hash)
+	if answer := answerMeta(m.desired); answer != nil && answer.UID != nil {
+		a.Seen.applied(seenKey, *answer.UID, deref(answer.ResourceVersion), hash)
 	}
 	return result, nil
 }
 
-// Prune deletes the objects of the given list kinds in namespace that carry
-// the ApplySet's part-of label but are not named in keep. It returns the
-// deleted objects.
+// IndexPartOf names the cache index of ApplySet members by their part-of
+// label. Prune lists through it, so that it reads the members of one
+// ApplySet rather than every object of the namespace and copies none;
+// IndexMembers registers it.
+const IndexPartOf = "applyset.kubernetes.io/part-of"
+
+// IndexMembers registers the IndexPartOf index of each kind of objs.
+func IndexMembers(ctx context.Context, indexer client.FieldIndexer, objs ...client.Object) error {
+	for _, o := range objs {
+		if err := indexer.IndexField(ctx, o, IndexPartOf, partOf); err != nil {
+			return fmt.Errorf("index %T by %s: %w", o, LabelPartOf, err)
+		}
+	}
+	return nil
+}
+
+func partOf(o client.Object) []string {
+	if id, ok := o.GetLabels()[LabelPartOf]; ok {
+		return []string{id}
+	}
+	return nil
+}
+
+// Prune deletes the objects of the given list kinds in namespace that are
+// members of the ApplySet id but are not named in keep, and returns them.
+// Reader must be a cache with the IndexPartOf index of those kinds.
 func (a Applier) Prune(ctx context.Context, id, namespace string, lists []client.ObjectList, keep map[schema.GroupKind]map[string]bool) ([]*corev1.ObjectReference, error) {
 	var pruned []*corev1.ObjectReference
 	for _, list := range lists {
-		if err := a.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{LabelPartOf: id}); err != nil {
+		// Read only: the listed objects are the cache's own.
+		if err := a.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{IndexPartOf: id}, client.UnsafeDisableDeepCopy); err != nil {
 			return pruned, fmt.Errorf("list %T: %w", list, err)
 		}
 		items, err := meta.ExtractList(list)
@@ -186,6 +212,22 @@ func StripForeignManagedFields(fieldManager string) func(any) (any, error) {
 		obj.SetManagedFields(own)
 		return in, nil
 	}
+}
+
+// answerMeta returns the metadata of a typed apply configuration, which
+// holds the server's answer after an apply. The generated types embed it
+// without an accessor for its UID and resourceVersion.
+func answerMeta(ac any) *metav1ac.ObjectMetaApplyConfiguration {
+	v := reflect.ValueOf(ac)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.Elem().FieldByName("ObjectMetaApplyConfiguration")
+	if !f.IsValid() {
+		return nil
+	}
+	m, _ := f.Interface().(*metav1ac.ObjectMetaApplyConfiguration)
+	return m
 }
 
 func deref(s *string) string {

@@ -3,7 +3,10 @@ package applyset
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestID(t *testing.T) {
@@ -41,26 +44,63 @@ func TestParentAnnotations(t *testing.T) {
 	}
 }
 
+// live returns a ConfigMap as the cache would hold it: with uid, version
+// and the managedFields entries of the given managers.
+func live(uid, resourceVersion string, fields map[string]string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: types.UID(uid), ResourceVersion: resourceVersion}}
+	for manager, raw := range fields {
+		cm.ManagedFields = append(cm.ManagedFields, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply,
+			APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(raw)}})
+	}
+	return cm
+}
+
 func TestSeen(t *testing.T) {
 	h1, _ := hashOf(map[string]string{"a": "1"})
 	h2, _ := hashOf(map[string]string{"a": "2"})
+	const mgr = "op"
+	own := map[string]string{mgr: `{"f:data":{"f:a":{}}}`}
 	var none *Seen
-	none.add("k", "1", h1)
-	if none.has("k", "1", h1) {
+	none.add("k", live("u1", "1", own), mgr, h1)
+	if none.has("k", live("u1", "1", own), mgr, h1) {
 		t.Error("a nil Seen remembered")
 	}
+
 	s := NewSeen()
-	s.add("k", "1", h1)
-	switch {
-	case !s.has("k", "1", h1):
-		t.Error("forgot an entry")
-	case s.has("k", "2", h1):
-		t.Error("matched another resourceVersion: a write by anyone must force a compare")
-	case s.has("k", "1", h2):
-		t.Error("matched another desired state")
+	s.add("k", live("u1", "1", own), mgr, h1)
+	tests := []struct {
+		name string
+		live *corev1.ConfigMap
+		hash [32]byte
+		want bool
+	}{
+		{"same version", live("u1", "1", own), h1, true},
+		{"status moved: new version, same owned fields", live("u1", "2", own), h1, true},
+		{"another desired state", live("u1", "1", own), h2, false},
+		{"recreated: another uid", live("u2", "1", own), h1, false},
+		{"a field taken by another manager", live("u1", "3", map[string]string{mgr: `{"f:data":{}}`, "kubectl": `{"f:data":{"f:a":{}}}`}), h1, false},
+		{"managedFields cleared", live("u1", "4", nil), h1, false},
+	}
+	for _, tt := range tests {
+		if got := s.has("k", tt.live, mgr, tt.hash); got != tt.want {
+			t.Errorf("%s: has = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+
+	// Just applied: only uid and version are known; the first read at that
+	// version learns the owned fields.
+	s.applied("k", "u1", "5", h1)
+	if s.has("k", live("u1", "6", own), mgr, h1) {
+		t.Error("matched a later version before learning the owned fields")
+	}
+	if !s.has("k", live("u1", "5", own), mgr, h1) {
+		t.Error("did not match the applied version")
+	}
+	if !s.has("k", live("u1", "7", own), mgr, h1) {
+		t.Error("did not learn the owned fields at the applied version")
 	}
 	s.forget("k")
-	if s.has("k", "1", h1) {
+	if s.has("k", live("u1", "5", own), mgr, h1) {
 		t.Error("kept a forgotten entry")
 	}
 }

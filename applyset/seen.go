@@ -4,46 +4,91 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Seen remembers, for each member, the resourceVersion at which its owned
-// fields were last found or made equal to a desired state, and that desired
-// state's hash, the way Cluster API's server-side apply cache does. While the
-// object keeps that resourceVersion and the desired state that hash, nothing
-// can have changed, and Apply skips the extraction and comparison of managed
-// fields, which is most of a no-op reconcile's CPU and garbage. Any write to
-// the object, by anyone, changes its resourceVersion and so forces a compare.
-// A nil *Seen remembers nothing.
+// Seen remembers, for each member, the state in which its owned fields were
+// last found or made equal to a desired state, and that desired state's
+// hash, the way Cluster API's server-side apply cache does, so that Apply
+// can skip the extraction and comparison of managed fields, which is most of
+// a no-op reconcile's CPU and garbage.
+//
+// A member is seen unchanged while its desired hash and UID are the same and
+// either its resourceVersion is the one remembered or its field manager's
+// managedFields entry is byte for byte the one remembered. The second test
+// is what keeps a StatefulSet whose status moves cheap: server-side apply
+// takes a field from a manager as soon as anyone else changes its value (a
+// forced apply, an update, a patch through any subresource) or removes it,
+// so while the entry is unchanged every owned field keeps the value the
+// manager applied. A nil *Seen remembers nothing.
 type Seen struct {
 	mu sync.Mutex
 	m  map[string]seenEntry
 }
 
 type seenEntry struct {
+	uid             types.UID
 	resourceVersion string
-	hash            [sha256.Size]byte
+	// fields is the hash of the manager's managedFields entry at
+	// resourceVersion; zero until an object at that version is read.
+	fields [sha256.Size]byte
+	hash   [sha256.Size]byte
 }
 
 // NewSeen returns an empty Seen.
 func NewSeen() *Seen { return &Seen{m: map[string]seenEntry{}} }
 
-func (s *Seen) has(key, resourceVersion string, hash [sha256.Size]byte) bool {
-	if s == nil || resourceVersion == "" {
+// has says whether live, desired as hash, is unchanged since it was seen.
+func (s *Seen) has(key string, live client.Object, fieldManager string, hash [sha256.Size]byte) bool {
+	if s == nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.m[key]
-	return ok && e.resourceVersion == resourceVersion && e.hash == hash
+	if !ok || e.hash != hash || e.uid != live.GetUID() {
+		return false
+	}
+	fields, found := managedFieldsHash(live, fieldManager)
+	if !found {
+		return false
+	}
+	if live.GetResourceVersion() == e.resourceVersion {
+		if e.fields == ([sha256.Size]byte{}) {
+			e.fields = fields
+			s.m[key] = e
+		}
+		return e.fields == fields
+	}
+	return e.fields != ([sha256.Size]byte{}) && e.fields == fields
 }
 
-func (s *Seen) add(key, resourceVersion string, hash [sha256.Size]byte) {
-	if s == nil || resourceVersion == "" {
+// add remembers live, found equal to the desired state of hash.
+func (s *Seen) add(key string, live client.Object, fieldManager string, hash [sha256.Size]byte) {
+	if s == nil {
+		return
+	}
+	fields, found := managedFieldsHash(live, fieldManager)
+	if !found {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.m[key] = seenEntry{resourceVersion: resourceVersion, hash: hash}
+	s.m[key] = seenEntry{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), fields: fields, hash: hash}
+}
+
+// applied remembers a member just applied: the server's answer carries its
+// UID and resourceVersion but not its managedFields, which has reads later.
+func (s *Seen) applied(key string, uid types.UID, resourceVersion string, hash [sha256.Size]byte) {
+	if s == nil || uid == "" || resourceVersion == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[key] = seenEntry{uid: uid, resourceVersion: resourceVersion, hash: hash}
 }
 
 func (s *Seen) forget(key string) {
@@ -53,6 +98,24 @@ func (s *Seen) forget(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, key)
+}
+
+// managedFieldsHash hashes the Apply managedFields entry of fieldManager on
+// obj, and says whether there is one.
+func managedFieldsHash(obj client.Object, fieldManager string) ([sha256.Size]byte, bool) {
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager != fieldManager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" || e.FieldsV1 == nil {
+			continue
+		}
+		h := sha256.New()
+		h.Write([]byte(e.APIVersion))
+		h.Write([]byte{0})
+		h.Write(e.FieldsV1.Raw)
+		var sum [sha256.Size]byte
+		copy(sum[:], h.Sum(nil))
+		return sum, true
+	}
+	return [sha256.Size]byte{}, false
 }
 
 // hashOf hashes the JSON form of an apply configuration; encoding/json sorts

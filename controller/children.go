@@ -42,10 +42,26 @@ var memberKinds = []schema.GroupKind{
 	{Group: "apps", Kind: "StatefulSet"}, {Group: "policy", Kind: "PodDisruptionBudget"},
 }
 
-// prunableLists are the kinds pruned when no longer desired. Secrets are
-// never pruned: a generated root password is kept as long as its MySQL.
-func prunableLists() []client.ObjectList {
-	return []client.ObjectList{&corev1.ConfigMapList{}, &corev1.ServiceList{}, &appsv1.StatefulSetList{}, &policyv1.PodDisruptionBudgetList{}}
+// prunable are the kinds pruned when no longer desired, as an object and a
+// list. Secrets are never pruned: a generated root password is kept as long
+// as its MySQL.
+var prunable = []struct {
+	object client.Object
+	list   func() client.ObjectList
+}{
+	{&corev1.ConfigMap{}, func() client.ObjectList { return &corev1.ConfigMapList{} }},
+	{&corev1.Service{}, func() client.ObjectList { return &corev1.ServiceList{} }},
+	{&appsv1.StatefulSet{}, func() client.ObjectList { return &appsv1.StatefulSetList{} }},
+	{&policyv1.PodDisruptionBudget{}, func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }},
+}
+
+// indexPrunable registers the cache index Prune lists the prunable kinds by.
+func indexPrunable(ctx context.Context, indexer client.FieldIndexer) error {
+	objs := make([]client.Object, 0, len(prunable))
+	for _, p := range prunable {
+		objs = append(objs, p.object)
+	}
+	return applyset.IndexMembers(ctx, indexer, objs...)
 }
 
 // reconcileParent labels the MySQL as its children's ApplySet parent.
@@ -172,7 +188,11 @@ func (r *Reconciler) prune(ctx context.Context, obj *databasev1.MySQL, members [
 		}
 		keep[gk][m.Name()] = true
 	}
-	pruned, err := r.applier().Prune(ctx, parent(obj).ID(), obj.Namespace, prunableLists(), keep)
+	lists := make([]client.ObjectList, 0, len(prunable))
+	for _, p := range prunable {
+		lists = append(lists, p.list())
+	}
+	pruned, err := r.applier().Prune(ctx, parent(obj).ID(), obj.Namespace, lists, keep)
 	for _, p := range pruned {
 		ctrl.LoggerFrom(ctx).Info("pruned child", "kind", p.Kind, "child", p.Name)
 		r.Recorder.Eventf(obj, p, corev1.EventTypeNormal, EventPruned, "Prune", "Pruned %s %s", p.Kind, p.Name)

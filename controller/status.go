@@ -80,7 +80,7 @@ func (r *Reconciler) observeStatefulSet(ctx context.Context, obj *databasev1.MyS
 	}
 	obj.Status.Replicas = sts.Status.Replicas
 	obj.Status.ReadyReplicas = sts.Status.ReadyReplicas
-	children := []client.Object{sts}
+	children := []client.Object{statusView(sts)}
 	if obj.Spec.Replicas > 1 {
 		pdb := &policyv1.PodDisruptionBudget{}
 		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: PodDisruptionBudgetName(obj)}, pdb); err != nil {
@@ -108,6 +108,17 @@ func (r *Reconciler) observeStatefulSet(ctx context.Context, obj *databasev1.MyS
 		return nil
 	}
 	return nil
+}
+
+// statusView returns a copy of sts without what kstatus never reads (pod
+// and claim templates, labels, annotations, managedFields), so that the
+// conversion kstatusOf makes costs a fraction of the whole object's.
+func statusView(sts *appsv1.StatefulSet) *appsv1.StatefulSet {
+	v := &appsv1.StatefulSet{Spec: sts.Spec, Status: sts.Status}
+	v.Name, v.Namespace, v.Generation, v.DeletionTimestamp = sts.Name, sts.Namespace, sts.Generation, sts.DeletionTimestamp
+	v.Spec.Template = corev1.PodTemplateSpec{}
+	v.Spec.VolumeClaimTemplates = nil
+	return v
 }
 
 // kstatusOf computes the kstatus of a typed object.

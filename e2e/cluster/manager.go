@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -13,14 +14,16 @@ import (
 	"github.com/example/mysql-operator/internal/testenv"
 )
 
-// BuildManager compiles cmd/manager into dir and returns the binary's path.
+// BuildManager compiles cmd/manager into dir, with the flags of the
+// Dockerfile and `make build`, and returns the binary's path.
 func BuildManager(dir string) (string, error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return "", err
 	}
 	out := filepath.Join(dir, "manager")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/manager")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/manager")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Dir = root
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/manager: %w\n%s", err, msg)
