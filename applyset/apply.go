@@ -54,11 +54,6 @@ func Of[L any, PL interface {
 // Name returns the member's name.
 func (m Member) Name() string { return deref(m.desired.GetName()) }
 
-// Reference returns an object reference to the member, for events.
-func (m Member) Reference() *corev1.ObjectReference {
-	return &corev1.ObjectReference{APIVersion: deref(m.desired.GetAPIVersion()), Kind: m.Kind(), Namespace: deref(m.desired.GetNamespace()), Name: m.Name()}
-}
-
 // Kind returns the member's kind.
 func (m Member) Kind() string { return deref(m.desired.GetKind()) }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,11 +26,11 @@ import (
 
 // Event reasons the reconciler records on a MySQL.
 const (
-	// EventCreated: a child was created.
-	EventCreated = "Created"
-	// EventUpdated: a child's owned fields were changed back to the desired state.
-	EventUpdated = "Updated"
-	// EventPruned: a child no longer desired was deleted.
+	// EventApplied: children were created, or their owned fields changed to
+	// the desired state; one event per reconcile lists them all.
+	EventApplied = "Applied"
+	// EventPruned: children no longer desired were deleted; one event per
+	// reconcile lists them.
 	EventPruned = "Pruned"
 	// EventStalled: the spec cannot be realised; see the Stalled condition.
 	EventStalled = "Stalled"
@@ -157,9 +158,17 @@ func (r *Reconciler) checkSecretRef(ctx context.Context, obj *databasev1.MySQL) 
 
 // applyChildren applies each member that differs from its desired state and
 // records what changed in obs.
+// One event lists every child applied, so that a new MySQL costs one event
+// write rather than one per child.
 func (r *Reconciler) applyChildren(ctx context.Context, obj *databasev1.MySQL, members []applyset.Member, obs *observation) error {
 	log := ctrl.LoggerFrom(ctx)
 	a := r.applier()
+	var applied []string
+	defer func() {
+		if len(applied) > 0 {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventApplied, "Apply", "%s", strings.Join(applied, ", "))
+		}
+	}()
 	for _, m := range members {
 		result, err := a.Apply(ctx, m)
 		if err != nil {
@@ -173,7 +182,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, obj *databasev1.MySQL, m
 		}
 		obs.changed = append(obs.changed, m.Kind()+"/"+m.Name())
 		log.Info("applied child", "kind", m.Kind(), "child", m.Name(), "result", result)
-		r.Recorder.Eventf(obj, m.Reference(), corev1.EventTypeNormal, string(result), "Apply", "%s %s %s", result, m.Kind(), m.Name())
+		applied = append(applied, fmt.Sprintf("%s/%s %s", m.Kind(), m.Name(), strings.ToLower(string(result))))
 	}
 	return nil
 }
@@ -193,9 +202,13 @@ func (r *Reconciler) prune(ctx context.Context, obj *databasev1.MySQL, members [
 		lists = append(lists, p.list())
 	}
 	pruned, err := r.applier().Prune(ctx, parent(obj).ID(), obj.Namespace, lists, keep)
+	names := make([]string, 0, len(pruned))
 	for _, p := range pruned {
 		ctrl.LoggerFrom(ctx).Info("pruned child", "kind", p.Kind, "child", p.Name)
-		r.Recorder.Eventf(obj, p, corev1.EventTypeNormal, EventPruned, "Prune", "Pruned %s %s", p.Kind, p.Name)
+		names = append(names, p.Kind+"/"+p.Name+" pruned")
+	}
+	if len(names) > 0 {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventPruned, "Prune", "%s", strings.Join(names, ", "))
 	}
 	return err
 }

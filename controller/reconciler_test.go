@@ -161,7 +161,9 @@ func TestChildren(t *testing.T) {
 				t.Errorf("%T %s: controller owner = %+v, want MySQL %s", c, name, ref, m.UID)
 			}
 		}
-		eventually(t, "a Created event", func(ctx context.Context) (bool, error) { return hasEvent(ctx, ns, EventCreated, "StatefulSet db") })
+		eventually(t, "an Applied event", func(ctx context.Context) (bool, error) {
+			return hasEvent(ctx, ns, EventApplied, "ConfigMap/db-config created, Service/db-headless created, Service/db created, StatefulSet/db created")
+		})
 	})
 
 	t.Run("Current once the StatefulSet and PDB are ready", func(t *testing.T) {
@@ -240,7 +242,7 @@ func TestChildren(t *testing.T) {
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
 		eventually(t, "a Pruned event", func(ctx context.Context) (bool, error) {
-			return hasEvent(ctx, ns, EventPruned, "PodDisruptionBudget db")
+			return hasEvent(ctx, ns, EventPruned, "PodDisruptionBudget/db pruned")
 		})
 		markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
 		waitKstatus(t, key, status.CurrentStatus)
