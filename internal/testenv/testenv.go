@@ -4,15 +4,22 @@
 package testenv
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -137,4 +144,53 @@ func (e *Env) Kubeconfig(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// OperatorConfig returns a new config of the operator's ServiceAccount user,
+// bound only to the generated ClusterRole and Role of kustomize/rbac, so
+// that tests fail when an RBAC marker is missing: envtest's admin user
+// would bypass RBAC.
+func (e *Env) OperatorConfig(t testing.TB) *rest.Config {
+	t.Helper()
+	ctx := context.Background()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "kustomize", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "mysql-operator-system"}}
+	if err := client.IgnoreAlreadyExists(e.Client.Create(ctx, ns)); err != nil {
+		t.Fatal(err)
+	}
+	const user = "system:serviceaccount:mysql-operator-system:mysql-operator"
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			break
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if err := client.IgnoreAlreadyExists(e.Client.Create(ctx, u)); err != nil {
+			t.Fatal(err)
+		}
+		subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
+		roleRef := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: u.GetKind(), Name: u.GetName()}
+		var binding client.Object = &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: u.GetName()}, Subjects: []rbacv1.Subject{subject}, RoleRef: roleRef}
+		if u.GetKind() == "Role" {
+			binding = &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace()}, Subjects: []rbacv1.Subject{subject}, RoleRef: roleRef}
+		}
+		if err := client.IgnoreAlreadyExists(e.Client.Create(ctx, binding)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	au, err := e.AddUser(envtest.User{Name: user}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rest.CopyConfig(au.Config())
 }
