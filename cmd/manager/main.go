@@ -14,12 +14,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/controller"
 	"github.com/example/mysql-operator/internal/apimetrics"
+	"github.com/example/mysql-operator/internal/metricsauth"
 )
 
 func main() {
@@ -53,7 +53,7 @@ func main() {
 
 	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: secureMetrics}
 	if secureMetrics {
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 	cfg := ctrl.GetConfigOrDie()
 	cfg.WrapTransport = apimetrics.WrapTransport
