@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -74,7 +75,17 @@ const (
 	Created Result = "Created"
 	// Updated means the owned fields differed and the member was applied.
 	Updated Result = "Updated"
+	// Awaiting means the member was applied less than AwaitCache ago and
+	// the cache has not shown it yet: nothing was sent. Reconcile again
+	// after AwaitCache, in case it was deleted before the cache saw it.
+	Awaiting Result = "Awaiting"
 )
+
+// AwaitCache is how long Apply trusts its own recent apply of a member the
+// cache does not show yet. A reconcile woken by one child's event can run
+// before the cache has seen another child just created; without this it
+// would create that child again.
+const AwaitCache = 10 * time.Second
 
 // Applier server-side applies members and prunes the rest of an ApplySet.
 // Reader should be the informer cache; it must keep the managedFields entries
@@ -104,6 +115,8 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	seenKey := kind + "/" + key.String()
 	result := Created
 	switch err := a.Reader.Get(ctx, key, live); {
+	case apierrors.IsNotFound(err) && a.Seen.awaiting(seenKey, hash):
+		return Awaiting, nil
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return "", fmt.Errorf("get %s %s: %w", kind, key.Name, err)

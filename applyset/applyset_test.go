@@ -2,6 +2,7 @@ package applyset
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,9 +88,20 @@ func TestSeen(t *testing.T) {
 		}
 	}
 
-	// Just applied: only uid and version are known; the first read at that
-	// version learns the owned fields.
+	// Just applied: only uid and version are known. Until a read shows the
+	// member, and for AwaitCache at most, a cache without it is trusted to lag.
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return now }
 	s.applied("k", "u1", "5", h1)
+	if !s.awaiting("k", h1) || s.awaiting("k", h2) || s.awaiting("other", h1) {
+		t.Error("awaiting: want only the member just applied, as applied")
+	}
+	now = now.Add(AwaitCache)
+	if s.awaiting("k", h1) {
+		t.Error("still awaiting after AwaitCache")
+	}
+	now = now.Add(-time.Second)
+	// The first read at the applied version learns the owned fields.
 	if s.has("k", live("u1", "6", own), mgr, h1) {
 		t.Error("matched a later version before learning the owned fields")
 	}
@@ -98,6 +110,9 @@ func TestSeen(t *testing.T) {
 	}
 	if !s.has("k", live("u1", "7", own), mgr, h1) {
 		t.Error("did not learn the owned fields at the applied version")
+	}
+	if s.awaiting("k", h1) {
+		t.Error("still awaiting a member the cache has shown")
 	}
 	s.forget("k")
 	if s.has("k", live("u1", "5", own), mgr, h1) {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,8 +26,9 @@ import (
 // so while the entry is unchanged every owned field keeps the value the
 // manager applied. A nil *Seen remembers nothing.
 type Seen struct {
-	mu sync.Mutex
-	m  map[string]seenEntry
+	mu  sync.Mutex
+	m   map[string]seenEntry
+	now func() time.Time
 }
 
 type seenEntry struct {
@@ -36,10 +38,24 @@ type seenEntry struct {
 	// resourceVersion; zero until an object at that version is read.
 	fields [sha256.Size]byte
 	hash   [sha256.Size]byte
+	// applied is when the manager applied the member, if it did.
+	applied time.Time
 }
 
 // NewSeen returns an empty Seen.
-func NewSeen() *Seen { return &Seen{m: map[string]seenEntry{}} }
+func NewSeen() *Seen { return &Seen{m: map[string]seenEntry{}, now: time.Now} }
+
+// awaiting says whether the member was applied, as hash, less than
+// AwaitCache ago and no read has shown it since.
+func (s *Seen) awaiting(key string, hash [sha256.Size]byte) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[key]
+	return ok && e.hash == hash && e.fields == [sha256.Size]byte{} && s.now().Sub(e.applied) < AwaitCache
+}
 
 // has says whether live, desired as hash, is unchanged since it was seen.
 func (s *Seen) has(key string, live client.Object, fieldManager string, hash [sha256.Size]byte) bool {
@@ -88,7 +104,7 @@ func (s *Seen) applied(key string, uid types.UID, resourceVersion string, hash [
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.m[key] = seenEntry{uid: uid, resourceVersion: resourceVersion, hash: hash}
+	s.m[key] = seenEntry{uid: uid, resourceVersion: resourceVersion, hash: hash, applied: s.now()}
 }
 
 func (s *Seen) forget(key string) {

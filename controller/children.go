@@ -177,7 +177,11 @@ func (r *Reconciler) applyChildren(ctx context.Context, obj *databasev1.MySQL, m
 			}
 			return err
 		}
-		if result == applyset.Unchanged {
+		switch result {
+		case applyset.Unchanged:
+			continue
+		case applyset.Awaiting:
+			obs.awaiting = true
 			continue
 		}
 		obs.changed = append(obs.changed, m.Kind()+"/"+m.Name())

@@ -76,6 +76,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	defer func() {
 		var hold time.Duration
 		hold, retErr = r.patchStatus(ctx, before, obj, obs, retErr)
+		if obs.awaiting && (hold == 0 || hold > applyset.AwaitCache) {
+			hold = applyset.AwaitCache
+		}
 		if retErr == nil && hold > 0 {
 			result.RequeueAfter = hold
 		}

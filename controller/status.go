@@ -62,6 +62,8 @@ type observation struct {
 	waiting string
 	// failed says which child reports a failure.
 	failed string
+	// awaiting says a child applied moments ago is not in the cache yet.
+	awaiting bool
 }
 
 // observeStatefulSet copies the StatefulSet's replica counts into status and
