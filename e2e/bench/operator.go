@@ -51,7 +51,11 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 
 	// Steady state: a crash-restart of the manager is a forced resync of
 	// every object from a cold cache; the window starts with it.
-	log("steady state: restarting the manager, then idle for %s", opts.Window)
+	convergePeak, _, err := mgr.Memory()
+	if err != nil {
+		return err
+	}
+	log("steady state: restarting the manager (peak RSS so far %.1f MiB), then idle for %s", mib(convergePeak), opts.Window)
 	mgr.Crash()
 	windowEnd := time.Now().Add(opts.Window)
 	if err := waitReconciled(ctx, mgr, float64(n), opts.Timeout); err != nil {
@@ -73,6 +77,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	// Cost per change: spec.replicas 1 -> 2 on every MySQL.
 	before := requests(idle, true)
 	log("change: scaling every MySQL to 2 replicas")
+	begin = time.Now()
 	if err := parallel(n, func(i int) error {
 		m := mysqlSpec(i)
 		return c.Client.Patch(ctx, m, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":2}}`)))
@@ -84,6 +89,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if err := waitAllCurrent(ctx, c.Client, n, opts.Timeout); err != nil {
 		return fmt.Errorf("change: %w", err)
 	}
+	res.Change = time.Since(begin)
 	after, err := mgr.Metrics()
 	if err != nil {
 		return err
@@ -94,7 +100,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 			res.ChangeRequests[k] = d / float64(n)
 		}
 	}
-	log("change: per MySQL %s", describe(res.ChangeRequests))
+	log("change: all Current again after %s; per MySQL %s", res.Change.Round(10*time.Millisecond), describe(res.ChangeRequests))
 
 	res.ReconcileP50 = after.Quantile("controller_runtime_reconcile_time_seconds", reconcileLabels, 0.5)
 	res.ReconcileP99 = after.Quantile("controller_runtime_reconcile_time_seconds", reconcileLabels, 0.99)
@@ -102,6 +108,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if res.PeakRSS, _, err = mgr.Memory(); err != nil {
 		return err
 	}
+	res.PeakRSS = max(res.PeakRSS, convergePeak)
 	log("memory: peak RSS %.1f MiB", float64(res.PeakRSS)/(1<<20))
 	return nil
 }
