@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/example/mysql-operator/e2e/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
@@ -36,6 +39,8 @@ var (
 const timeout = 2 * time.Minute
 
 func TestMain(m *testing.M) {
+	// The test clients log only their errors.
+	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
 	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e setup:", err)
