@@ -75,9 +75,10 @@ const (
 	Created Result = "Created"
 	// Updated means the owned fields differed and the member was applied.
 	Updated Result = "Updated"
-	// Awaiting means the member was applied less than AwaitCache ago and
-	// the cache has not shown it yet: nothing was sent. Reconcile again
-	// after AwaitCache, in case it was deleted before the cache saw it.
+	// Awaiting means nothing was sent because the member is in flux: it was
+	// applied less than AwaitCache ago and the cache has not shown it yet,
+	// or it is being deleted. Reconcile again after AwaitCache, in case it
+	// was deleted before the cache saw it.
 	Awaiting Result = "Awaiting"
 )
 
@@ -120,6 +121,10 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return "", fmt.Errorf("get %s %s: %w", kind, key.Name, err)
+	case live.GetDeletionTimestamp() != nil:
+		// An apply would only change an object on its way out; once it is
+		// gone, the member is created anew.
+		return Awaiting, nil
 	case a.Seen.has(seenKey, live, a.FieldManager, hash):
 		return Unchanged, nil
 	default:

@@ -91,6 +91,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.expandVolumes(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.applyChildren(ctx, obj, members, obs); err != nil {
 		return ctrl.Result{}, err
 	}

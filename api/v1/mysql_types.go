@@ -85,7 +85,10 @@ type MySQLSpec struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// storageSize is the size of each pod's data volume, in Gi. It cannot shrink.
+	// storageSize is the size of each pod's data volume, in Gi. It cannot
+	// shrink. Growing it grows the data volumes in place, without restarting
+	// the pods, when their StorageClass allows volume expansion; otherwise
+	// the MySQL is Stalled with reason VolumeExpansionRejected.
 	// +kubebuilder:default="10Gi"
 	// +kubebuilder:validation:Pattern=`^[0-9]+Gi$`
 	// +kubebuilder:validation:MaxLength=16

@@ -25,7 +25,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -299,7 +301,12 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 	if err := c.startProcess("kwok", "kwok", args...); err != nil {
 		return err
 	}
-	return c.applyFile(ctx, filepath.Join(stages, "volume", "fast", "storage-class.yaml"))
+	if err := c.applyFile(ctx, filepath.Join(stages, "volume", "fast", "storage-class.yaml")); err != nil {
+		return err
+	}
+	// Volumes can grow, as on most clouds' StorageClasses.
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "kwok-volume"}}
+	return c.Client.Patch(ctx, sc, client.RawPatch(types.MergePatchType, []byte(`{"allowVolumeExpansion":true}`)))
 }
 
 // kwokStageDir finds kustomize/stage of the kwok module in the module cache.

@@ -1,0 +1,99 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+)
+
+// maxReplicas is the most replicas a MySQL can have (the CRD's bound), so
+// the most data claims its StatefulSet can have made.
+const maxReplicas = 10
+
+// ReasonVolumeExpansionRejected: the API server refused to grow a data
+// volume, usually because its StorageClass does not allow expansion.
+const ReasonVolumeExpansionRejected = "VolumeExpansionRejected"
+
+// EventVolumesExpanded: the data claims were grown to a new storageSize.
+const EventVolumesExpanded = "VolumesExpanded"
+
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;patch
+
+// expandVolumes grows the data volumes when storageSize grew. A
+// StatefulSet's claim templates cannot change, so it patches every data
+// claim the StatefulSet made to the new size, then deletes the StatefulSet
+// and orphans its pods; applyChildren creates it again, with the new claim
+// template, once the deletion is done, and it adopts the pods unchanged
+// (their template did not change). When the API server refuses a claim's
+// new size the MySQL stalls and the StatefulSet stays as it is.
+func (r *Reconciler) expandVolumes(ctx context.Context, obj *databasev1.MySQL) error {
+	sts := &appsv1.StatefulSet{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: StatefulSetName(obj)}, sts); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if sts.DeletionTimestamp != nil {
+		return nil
+	}
+	current, ok := claimSize(sts)
+	want, err := resource.ParseQuantity(obj.Spec.StorageSize)
+	if !ok || err != nil || current.Cmp(want) >= 0 {
+		// A shrink cannot get past the CRD; an unparsable size neither.
+		return nil
+	}
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"resources":{"requests":{"storage":%q}}}}`, want.String()))
+	var grown []string
+	for i := range maxReplicas {
+		// Claims are not cached: they are read, from the API server, only
+		// when storageSize grows.
+		pvc := &corev1.PersistentVolumeClaim{}
+		key := types.NamespacedName{Namespace: obj.Namespace, Name: fmt.Sprintf("%s-%s-%d", dataVolume, sts.Name, i)}
+		switch err := r.APIReader.Get(ctx, key, pvc); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("get PersistentVolumeClaim %s: %w", key.Name, err)
+		case pvc.Status.Phase != corev1.ClaimBound:
+			// Only a bound claim can grow; binding is a matter of time.
+			return fmt.Errorf("PersistentVolumeClaim %s is %s: waiting for it to be bound to grow it", key.Name, pvc.Status.Phase)
+		}
+		switch err := r.Client.Patch(ctx, pvc, patch, client.FieldOwner(FieldManager)); {
+		case apierrors.IsNotFound(err):
+			continue
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
+			return stalled(ReasonVolumeExpansionRejected, "storageSize: cannot grow PersistentVolumeClaim %s to %s: %v", pvc.Name, want.String(), err)
+		case err != nil:
+			return fmt.Errorf("grow PersistentVolumeClaim %s: %w", pvc.Name, err)
+		}
+		grown = append(grown, pvc.Name)
+	}
+	orphan := metav1.DeletePropagationOrphan
+	uid := sts.UID
+	if err := r.Client.Delete(ctx, sts, &client.DeleteOptions{PropagationPolicy: &orphan, Preconditions: &metav1.Preconditions{UID: &uid}}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete StatefulSet %s to change its claim template: %w", sts.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("expanded volumes", "from", current.String(), "to", want.String(), "claims", grown)
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventVolumesExpanded, "Expand",
+		"Grew %d data volumes from %s to %s; StatefulSet %s is re-created with the new claim template, its pods keep running", len(grown), current.String(), want.String(), sts.Name)
+	return nil
+}
+
+// claimSize returns the storage request of the StatefulSet's data claim template.
+func claimSize(sts *appsv1.StatefulSet) (resource.Quantity, bool) {
+	for _, t := range sts.Spec.VolumeClaimTemplates {
+		if t.Name == dataVolume {
+			q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]
+			return q, ok
+		}
+	}
+	return resource.Quantity{}, false
+}

@@ -1,0 +1,171 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+)
+
+// storageClass creates a cluster-scoped StorageClass for one test.
+func storageClass(t *testing.T, name string, expandable bool) string {
+	t.Helper()
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: "example.com/test", AllowVolumeExpansion: ptr.To(expandable)}
+	if err := env.Client.Create(context.Background(), sc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), sc) })
+	return name
+}
+
+// boundClaims does what the StatefulSet controller and a provisioner would:
+// a bound data claim for each replica.
+func boundClaims(t *testing.T, ns, sts, class string, replicas int) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range replicas {
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: dataVolume + "-" + sts + "-" + string(rune('0'+i))},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: &class,
+				VolumeName:       "pv-" + ns + "-" + string(rune('0'+i)),
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+		if err := env.Client.Create(ctx, pvc); err != nil {
+			t.Fatal(err)
+		}
+		pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}
+		if err := env.Client.Status().Update(ctx, pvc); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func growStorage(t *testing.T, m *databasev1.MySQL, size string) {
+	t.Helper()
+	if err := env.Client.Patch(context.Background(), m, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"storageSize":"`+size+`"}}`))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func claimRequest(t *testing.T, key client.ObjectKey) string {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := env.Client.Get(context.Background(), key, pvc); err != nil {
+		t.Fatal(err)
+	}
+	q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	return q.String()
+}
+
+// TestStorageGrowth grows storageSize: every data claim grows, the
+// StatefulSet is deleted orphaning its pods and created again with the new
+// claim template, and the MySQL comes back Current.
+func TestStorageGrowth(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	class := storageClass(t, "expandable-"+ns, true)
+	m := newMySQL(ns, "db", 2)
+	m.Spec.StorageSize, m.Spec.StorageClassName = "1Gi", &class
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(m)
+	markStatefulSetReady(t, key)
+	markPDBReady(t, key)
+	waitKstatus(t, key, status.CurrentStatus)
+	boundClaims(t, ns, "db", class, 2)
+	old := &appsv1.StatefulSet{}
+	if err := env.Client.Get(ctx, key, old); err != nil {
+		t.Fatal(err)
+	}
+
+	growStorage(t, m, "3Gi")
+	eventually(t, "the StatefulSet to be deleted, orphaning its pods", func(ctx context.Context) (bool, error) {
+		sts := &appsv1.StatefulSet{}
+		if err := env.Client.Get(ctx, key, sts); err != nil {
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		}
+		return sts.UID == old.UID && sts.DeletionTimestamp != nil, nil
+	})
+	for i := range 2 {
+		if got := claimRequest(t, client.ObjectKey{Namespace: ns, Name: "data-db-" + string(rune('0'+i))}); got != "3Gi" {
+			t.Errorf("claim %d requests %s, want 3Gi", i, got)
+		}
+	}
+	waitKstatus(t, key, status.InProgressStatus)
+	// envtest runs no garbage collector: finish the orphaning deletion.
+	sts := &appsv1.StatefulSet{}
+	if err := env.Client.Get(ctx, key, sts); err == nil {
+		sts.Finalizers = nil
+		if err := env.Client.Update(ctx, sts); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "a new StatefulSet with the new claim template", func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, key, sts); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		size, _ := claimSize(sts)
+		return sts.UID != old.UID && size.String() == "3Gi", nil
+	})
+	markStatefulSetReady(t, key)
+	waitKstatus(t, key, status.CurrentStatus)
+	eventually(t, "a VolumesExpanded event", func(ctx context.Context) (bool, error) { return hasEvent(ctx, ns, EventVolumesExpanded, "from 1Gi to 3Gi") })
+}
+
+// TestStorageGrowthRejected grows storageSize on a StorageClass that does
+// not allow expansion: the MySQL stalls, saying why, and its StatefulSet
+// stays as it was.
+func TestStorageGrowthRejected(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	class := storageClass(t, "fixed-"+ns, false)
+	m := newMySQL(ns, "db", 1)
+	m.Spec.StorageSize, m.Spec.StorageClassName = "1Gi", &class
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(m)
+	markStatefulSetReady(t, key)
+	waitKstatus(t, key, status.CurrentStatus)
+	boundClaims(t, ns, "db", class, 1)
+	old := &appsv1.StatefulSet{}
+	if err := env.Client.Get(ctx, key, old); err != nil {
+		t.Fatal(err)
+	}
+
+	growStorage(t, m, "2Gi")
+	waitKstatus(t, key, status.FailedStatus)
+	if err := env.Client.Get(ctx, key, m); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta(m.Status.Conditions, databasev1.ConditionStalled); c == nil || c.Reason != ReasonVolumeExpansionRejected {
+		t.Errorf("Stalled = %+v, want reason %s", c, ReasonVolumeExpansionRejected)
+	}
+	sts := &appsv1.StatefulSet{}
+	if err := env.Client.Get(ctx, key, sts); err != nil {
+		t.Fatal(err)
+	}
+	if size, _ := claimSize(sts); sts.UID != old.UID || sts.DeletionTimestamp != nil || size.String() != "1Gi" {
+		t.Errorf("StatefulSet changed: uid %s (was %s), deleting %v, claim %s", sts.UID, old.UID, sts.DeletionTimestamp != nil, size.String())
+	}
+	if got := claimRequest(t, client.ObjectKey{Namespace: ns, Name: "data-db-0"}); got != "1Gi" {
+		t.Errorf("claim requests %s, want 1Gi", got)
+	}
+}
