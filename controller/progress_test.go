@@ -71,10 +71,7 @@ func TestRollOutWritesStatusOnce(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	m := newMySQL(ns, "db", 1)
-	if err := env.Client.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(m)
+	key := create(t, m)
 	waitKstatus(t, key, status.InProgressStatus)
 	markStatefulSetReady(t, key)
 	waitKstatus(t, key, status.CurrentStatus)
@@ -123,13 +120,9 @@ func TestRollOutWritesStatusOnce(t *testing.T) {
 // happening: the held status write still lands after the interval.
 func TestHeldStatusLands(t *testing.T) {
 	startManager(t, func(r *Reconciler) { r.ProgressInterval = time.Second })
-	ctx := context.Background()
 	ns := newNamespace(t)
 	m := newMySQL(ns, "db", 1)
-	if err := env.Client.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(m)
+	key := create(t, m)
 	eventually(t, "the Reconciling status to be written", func(ctx context.Context) (bool, error) {
 		if err := env.Client.Get(ctx, key, m); err != nil {
 			return false, err

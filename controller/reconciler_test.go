@@ -32,6 +32,15 @@ func newMySQL(ns, name string, replicas int32) *databasev1.MySQL {
 	}
 }
 
+// create creates m and returns its key.
+func create(t *testing.T, m *databasev1.MySQL) client.ObjectKey {
+	t.Helper()
+	if err := env.Client.Create(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	return client.ObjectKeyFromObject(m)
+}
+
 func waitKstatus(t *testing.T, key client.ObjectKey, want status.Status) {
 	t.Helper()
 	testenv.WaitKstatus(t, env.Client, key, want, 30*time.Second)
@@ -115,10 +124,7 @@ func TestChildren(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	m := newMySQL(ns, "db", 3)
-	if err := env.Client.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(m)
+	key := create(t, m)
 	id := applyset.Parent{Name: "db", Namespace: ns, GroupKind: databasev1.GroupVersion.WithKind("MySQL").GroupKind()}.ID()
 
 	children := []client.Object{
@@ -303,10 +309,7 @@ func TestStalledOnMissingSecret(t *testing.T) {
 	ns := newNamespace(t)
 	m := newMySQL(ns, "db", 1)
 	m.Spec.RootPasswordSecretRef = &databasev1.SecretKeyReference{Name: "corp-root"}
-	if err := env.Client.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(m)
+	key := create(t, m)
 	waitKstatus(t, key, status.FailedStatus)
 	if err := env.Client.Get(ctx, key, m); err != nil {
 		t.Fatal(err)

@@ -81,10 +81,7 @@ func TestStorageGrowth(t *testing.T) {
 	class := storageClass(t, "expandable-"+ns, true)
 	m := newMySQL(ns, "db", 2)
 	m.Spec.StorageSize, m.Spec.StorageClassName = "1Gi", &class
-	if err := env.Client.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(m)
+	key := create(t, m)
 	markStatefulSetReady(t, key)
 	markPDBReady(t, key)
 	waitKstatus(t, key, status.CurrentStatus)
@@ -125,7 +122,9 @@ func TestStorageGrowth(t *testing.T) {
 	})
 	markStatefulSetReady(t, key)
 	waitKstatus(t, key, status.CurrentStatus)
-	eventually(t, "a VolumesExpanded event", func(ctx context.Context) (bool, error) { return hasEvent(ctx, ns, EventVolumesExpanded, "from 1Gi to 3Gi") })
+	eventually(t, "a VolumesExpanded event", func(ctx context.Context) (bool, error) {
+		return hasEvent(ctx, ns, EventVolumesExpanded, "from 1Gi to 3Gi")
+	})
 }
 
 // TestStorageGrowthRejected grows storageSize on a StorageClass that does
@@ -138,10 +137,7 @@ func TestStorageGrowthRejected(t *testing.T) {
 	class := storageClass(t, "fixed-"+ns, false)
 	m := newMySQL(ns, "db", 1)
 	m.Spec.StorageSize, m.Spec.StorageClassName = "1Gi", &class
-	if err := env.Client.Create(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(m)
+	key := create(t, m)
 	markStatefulSetReady(t, key)
 	waitKstatus(t, key, status.CurrentStatus)
 	boundClaims(t, ns, "db", class, 1)

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	authnv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -24,18 +22,8 @@ import (
 func TestSecureMetrics(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.NewNamespace(t, c.Client)
-	token := func(name string) string {
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-		if err := c.Client.Create(ctx, sa); err != nil {
-			t.Fatal(err)
-		}
-		tr := &authnv1.TokenRequest{}
-		if err := c.Client.SubResource("token").Create(ctx, sa, tr); err != nil {
-			t.Fatal(err)
-		}
-		return tr.Status.Token
-	}
-	prometheus, nobody := token("prometheus"), token("nobody")
+	prometheus := testenv.ServiceAccountToken(t, c.Client, ns, "prometheus")
+	nobody := testenv.ServiceAccountToken(t, c.Client, ns, "nobody")
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-" + ns},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: ns}},

@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-logr/logr"
 	authnv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -58,18 +57,8 @@ func TestFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := testenv.NewNamespace(t, env.Client)
-	token := func(name string) string {
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-		if err := env.Client.Create(ctx, sa); err != nil {
-			t.Fatal(err)
-		}
-		tr := &authnv1.TokenRequest{}
-		if err := env.Client.SubResource("token").Create(ctx, sa, tr); err != nil {
-			t.Fatal(err)
-		}
-		return tr.Status.Token
-	}
-	prometheus, nobody := token("prometheus"), token("nobody")
+	prometheus := testenv.ServiceAccountToken(t, env.Client, ns, "prometheus")
+	nobody := testenv.ServiceAccountToken(t, env.Client, ns, "nobody")
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-metrics-reader"},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: ns}},

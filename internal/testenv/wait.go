@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,4 +62,20 @@ func NewNamespace(t testing.TB, c client.Client) string {
 		t.Fatal(err)
 	}
 	return ns.Name
+}
+
+// ServiceAccountToken creates the ServiceAccount ns/name and returns a token
+// of it from the TokenRequest API.
+func ServiceAccountToken(t testing.TB, c client.Client, ns, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	if err := c.Create(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	tr := &authnv1.TokenRequest{}
+	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
 }
