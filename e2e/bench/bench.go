@@ -50,8 +50,8 @@ type Result struct {
 	SteadyDirectReads float64            // named GETs (reads that bypass the cache) in the idle window
 	ChangeRequests    map[string]float64 // mutating verb/resource per MySQL, for one spec.replicas change
 	Change            time.Duration      // from the spec.replicas patches until every MySQL is Current again
-	PeakRSS, HeapIdle uint64             // bytes: the higher VmHWM of the converging and the restarted manager; heap in use at N idle MySQLs
-	HeapPerMySQL      float64            // bytes of heap per MySQL over the empty manager's
+	PeakRSS, HeapIdle uint64             // bytes: the higher VmHWM of the converging and the restarted manager; live heap at N idle MySQLs
+	HeapPerMySQL      float64            // bytes of live heap per MySQL over the empty manager's
 	ReconcileP50      time.Duration
 	ReconcileP99      time.Duration
 	QueueP99          time.Duration

@@ -31,11 +31,10 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if err != nil {
 		return err
 	}
-	empty, err := mgr.Metrics()
+	emptyHeap, err := mgr.LiveHeap()
 	if err != nil {
 		return err
 	}
-	emptyHeap := empty.Sum("go_memstats_heap_inuse_bytes", nil)
 
 	// Converge: N MySQLs created at once, until every one is Current.
 	log("converge: creating %d MySQLs", n)
@@ -70,9 +69,11 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	}
 	res.SteadyWrites = total(requests(idle, true))
 	res.SteadyDirectReads = requests(idle, false)["get secrets"] + requests(idle, false)["get mysqls"]
-	res.HeapIdle = uint64(idle.Sum("go_memstats_heap_inuse_bytes", nil))
-	res.HeapPerMySQL = (float64(res.HeapIdle) - emptyHeap) / float64(n)
-	log("steady state: %.0f writes, %.0f direct reads; heap %.1f MiB", res.SteadyWrites, res.SteadyDirectReads, float64(res.HeapIdle)/(1<<20))
+	if res.HeapIdle, err = mgr.LiveHeap(); err != nil {
+		return err
+	}
+	res.HeapPerMySQL = (float64(res.HeapIdle) - float64(emptyHeap)) / float64(n)
+	log("steady state: %.0f writes, %.0f direct reads; live heap %.1f MiB", res.SteadyWrites, res.SteadyDirectReads, mib(res.HeapIdle))
 
 	// Cost per change: spec.replicas 1 -> 2 on every MySQL.
 	before := requests(idle, true)

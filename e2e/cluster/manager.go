@@ -39,6 +39,8 @@ type Manager struct {
 	Name string
 	// MetricsURL serves the manager's Prometheus metrics over plain HTTP.
 	MetricsURL string
+	// pprofURL serves the manager's Go profiles, used to force a collection.
+	pprofURL string
 
 	mu       sync.Mutex
 	current  *process
@@ -47,7 +49,7 @@ type Manager struct {
 }
 
 // StartManager runs the manager binary as the operator's user, with
-// metrics on a free local port, and waits for its health probe.
+// metrics and pprof on free local ports, and waits for its health probe.
 func (c *Cluster) StartManager(ctx context.Context, name, binary string, extraArgs ...string) (*Manager, error) {
 	metrics, err := freePort()
 	if err != nil {
@@ -57,15 +59,21 @@ func (c *Cluster) StartManager(ctx context.Context, name, binary string, extraAr
 	if err != nil {
 		return nil, err
 	}
+	pprof, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	args := append([]string{"--kubeconfig=" + c.OperatorKubeconfig,
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metrics), "--metrics-secure=false",
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
+		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(pprof),
 		"--leader-election-namespace=mysql-operator-system"}, extraArgs...)
 	first, err := launch(c.LogPath(name), binary, args...)
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{Name: name, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(metrics) + "/metrics", current: first, loopDone: make(chan struct{})}
+	m := &Manager{Name: name, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(metrics) + "/metrics",
+		pprofURL: "http://127.0.0.1:" + strconv.Itoa(pprof) + "/debug/pprof", current: first, loopDone: make(chan struct{})}
 	go m.supervise(c.LogPath(name), binary, args)
 	c.managers = append(c.managers, m)
 	if err := c.waitHTTP(ctx, first, "http://127.0.0.1:"+strconv.Itoa(probe)+"/readyz", nil); err != nil {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"sort"
@@ -26,6 +27,23 @@ func (m *Manager) Metrics() (Metrics, error) {
 	defer resp.Body.Close()
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	return p.TextToMetricFamilies(resp.Body)
+}
+
+// LiveHeap forces a garbage collection in the manager and returns the
+// bytes of Go heap still allocated: what it keeps, without the garbage a
+// heap-in-use figure counts until the next collection.
+func (m *Manager) LiveHeap() (uint64, error) {
+	resp, err := http.Get(m.pprofURL + "/heap?gc=1")
+	if err != nil {
+		return 0, fmt.Errorf("collect %s: %w", m.Name, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	ms, err := m.Metrics()
+	if err != nil {
+		return 0, err
+	}
+	return uint64(ms.Sum("go_memstats_heap_alloc_bytes", nil)), nil
 }
 
 // matches reports whether a metric has every label of want.
