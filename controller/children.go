@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -189,6 +190,15 @@ func (r *Reconciler) applyChildren(ctx context.Context, obj *databasev1.MySQL, m
 		applied = append(applied, fmt.Sprintf("%s/%s %s", m.Kind(), m.Name(), strings.ToLower(string(result))))
 	}
 	return nil
+}
+
+// awaitingAfter is how soon to reconcile again when a child applied moments
+// ago is not in the cache yet, zero otherwise.
+func awaitingAfter(obs *observation) time.Duration {
+	if obs.awaiting {
+		return applyset.AwaitCache
+	}
+	return 0
 }
 
 // prune deletes the members of the MySQL's ApplySet that are no longer desired.

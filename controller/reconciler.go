@@ -74,10 +74,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	before := obj.DeepCopy()
 	obs := &observation{}
 	defer func() {
+		retry := retryAfter(retErr)
 		var hold time.Duration
 		hold, retErr = r.patchStatus(ctx, before, obj, obs, retErr)
-		if obs.awaiting && (hold == 0 || hold > applyset.AwaitCache) {
-			hold = applyset.AwaitCache
+		for _, after := range []time.Duration{retry, awaitingAfter(obs)} {
+			if after > 0 && (hold == 0 || after < hold) {
+				hold = after
+			}
 		}
 		if retErr == nil && hold > 0 {
 			result.RequeueAfter = hold

@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,12 +47,25 @@ const (
 // they were.
 type stallError struct {
 	reason, message string
+	// retry, when set, is how soon to try again anyway: the remedy lies
+	// in an object the reconciler does not watch.
+	retry time.Duration
 }
 
 func (e *stallError) Error() string { return e.message }
 
 func stalled(reason, format string, args ...any) error {
 	return &stallError{reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+// retryAfter returns how soon a stalled reconcile asks to be tried again,
+// zero for none.
+func retryAfter(err error) time.Duration {
+	var stall *stallError
+	if errors.As(err, &stall) {
+		return stall.retry
+	}
+	return 0
 }
 
 // observation is what a reconcile saw of the children.
@@ -155,11 +169,14 @@ func (r *Reconciler) patchStatus(ctx context.Context, before, obj *databasev1.My
 	final := true
 	switch {
 	case errors.As(reconcileErr, &stall):
+		// A stall already reported is not reported again when retried.
+		if c := conditions.Get(before, databasev1.ConditionStalled); c == nil || c.Status != metav1.ConditionTrue || c.Reason != stall.reason || c.Message != stall.message {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventStalled, "Reconcile", "%s: %s", stall.reason, stall.message)
+			ctrl.LoggerFrom(ctx).Info("stalled", "reason", stall.reason, "message", stall.message)
+		}
 		conditions.MarkStalled(obj, stall.reason, "%s", stall.message)
 		conditions.MarkFalse(obj, databasev1.ConditionReady, stall.reason, "%s", stall.message)
 		conditions.Delete(obj, databasev1.ConditionReconciling)
-		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventStalled, "Reconcile", "%s: %s", stall.reason, stall.message)
-		ctrl.LoggerFrom(ctx).Info("stalled", "reason", stall.reason, "message", stall.message)
 		reconcileErr = nil
 	case reconcileErr != nil:
 		final = false

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,11 @@ const ReasonVolumeExpansionRejected = "VolumeExpansionRejected"
 
 // EventVolumesExpanded: the data claims were grown to a new storageSize.
 const EventVolumesExpanded = "VolumesExpanded"
+
+// expansionRetry is how often a MySQL stalled on a refused expansion is
+// tried again: the remedy, allowing expansion on the StorageClass, is not
+// watched, and storageSize cannot go back down.
+var expansionRetry = time.Minute
 
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;patch
 
@@ -70,7 +76,9 @@ func (r *Reconciler) expandVolumes(ctx context.Context, obj *databasev1.MySQL) e
 		case apierrors.IsNotFound(err):
 			continue
 		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
-			return stalled(ReasonVolumeExpansionRejected, "storageSize: cannot grow PersistentVolumeClaim %s to %s: %v", pvc.Name, want.String(), err)
+			stall := &stallError{reason: ReasonVolumeExpansionRejected, retry: expansionRetry,
+				message: fmt.Sprintf("storageSize: cannot grow PersistentVolumeClaim %s to %s (its StorageClass must allow volume expansion; retried every %s): %v", pvc.Name, want.String(), expansionRetry, err)}
+			return stall
 		case err != nil:
 			return fmt.Errorf("grow PersistentVolumeClaim %s: %w", pvc.Name, err)
 		}

@@ -3,9 +3,11 @@ package controller
 import (
 	"context"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -128,9 +130,13 @@ func TestStorageGrowth(t *testing.T) {
 }
 
 // TestStorageGrowthRejected grows storageSize on a StorageClass that does
-// not allow expansion: the MySQL stalls, saying why, and its StatefulSet
-// stays as it was.
+// not allow expansion: the MySQL stalls, saying why, once, and its
+// StatefulSet stays as it was; allowing expansion on the class recovers it
+// without touching the MySQL.
 func TestStorageGrowthRejected(t *testing.T) {
+	saved := expansionRetry
+	expansionRetry = time.Second
+	t.Cleanup(func() { expansionRetry = saved })
 	startManager(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -164,4 +170,38 @@ func TestStorageGrowthRejected(t *testing.T) {
 	if got := claimRequest(t, client.ObjectKey{Namespace: ns, Name: "data-db-0"}); got != "1Gi" {
 		t.Errorf("claim requests %s, want 1Gi", got)
 	}
+
+	// Retried, the stall is not reported again.
+	count := reconcileCount(t)
+	eventually(t, "two retries", func(context.Context) (bool, error) { return reconcileCount(t) >= count+2, nil })
+	events := &eventsv1.EventList{}
+	if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	stalls := 0
+	for _, e := range events.Items {
+		switch {
+		case e.Reason != EventStalled:
+		case e.Series != nil:
+			stalls += int(e.Series.Count) // repeats folded into a series
+		default:
+			stalls++
+		}
+	}
+	if stalls != 1 {
+		t.Errorf("%d Stalled events, want 1 for one stall however often retried", stalls)
+	}
+
+	sc := &storagev1.StorageClass{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: class}, sc); err != nil {
+		t.Fatal(err)
+	}
+	sc.AllowVolumeExpansion = ptr.To(true)
+	if err := env.Client.Update(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the claim to grow once the class allows it", func(context.Context) (bool, error) {
+		return claimRequest(t, client.ObjectKey{Namespace: ns, Name: "data-db-0"}) == "2Gi", nil
+	})
+	waitKstatus(t, key, status.InProgressStatus)
 }
