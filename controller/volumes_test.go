@@ -56,6 +56,26 @@ func boundClaims(t *testing.T, ns, sts, class string, replicas int) {
 	}
 }
 
+// currentOnClass makes a Current MySQL "db" of replicas with 1Gi volumes
+// of class and bound claims, and returns it, its key and its StatefulSet.
+func currentOnClass(t *testing.T, ns, class string, replicas int32) (*databasev1.MySQL, client.ObjectKey, *appsv1.StatefulSet) {
+	t.Helper()
+	m := newMySQL(ns, "db", replicas)
+	m.Spec.StorageSize, m.Spec.StorageClassName = "1Gi", &class
+	key := create(t, m)
+	markStatefulSetReady(t, key)
+	if replicas > 1 {
+		markPDBReady(t, key)
+	}
+	waitKstatus(t, key, status.CurrentStatus)
+	boundClaims(t, ns, "db", class, int(replicas))
+	sts := &appsv1.StatefulSet{}
+	if err := env.Client.Get(context.Background(), key, sts); err != nil {
+		t.Fatal(err)
+	}
+	return m, key, sts
+}
+
 func growStorage(t *testing.T, m *databasev1.MySQL, size string) {
 	t.Helper()
 	if err := env.Client.Patch(context.Background(), m, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"storageSize":"`+size+`"}}`))); err != nil {
@@ -81,17 +101,7 @@ func TestStorageGrowth(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	class := storageClass(t, "expandable-"+ns, true)
-	m := newMySQL(ns, "db", 2)
-	m.Spec.StorageSize, m.Spec.StorageClassName = "1Gi", &class
-	key := create(t, m)
-	markStatefulSetReady(t, key)
-	markPDBReady(t, key)
-	waitKstatus(t, key, status.CurrentStatus)
-	boundClaims(t, ns, "db", class, 2)
-	old := &appsv1.StatefulSet{}
-	if err := env.Client.Get(ctx, key, old); err != nil {
-		t.Fatal(err)
-	}
+	m, key, old := currentOnClass(t, ns, class, 2)
 
 	growStorage(t, m, "3Gi")
 	eventually(t, "the StatefulSet to be deleted, orphaning its pods", func(ctx context.Context) (bool, error) {
@@ -141,16 +151,7 @@ func TestStorageGrowthRejected(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	class := storageClass(t, "fixed-"+ns, false)
-	m := newMySQL(ns, "db", 1)
-	m.Spec.StorageSize, m.Spec.StorageClassName = "1Gi", &class
-	key := create(t, m)
-	markStatefulSetReady(t, key)
-	waitKstatus(t, key, status.CurrentStatus)
-	boundClaims(t, ns, "db", class, 1)
-	old := &appsv1.StatefulSet{}
-	if err := env.Client.Get(ctx, key, old); err != nil {
-		t.Fatal(err)
-	}
+	m, key, old := currentOnClass(t, ns, class, 1)
 
 	growStorage(t, m, "2Gi")
 	waitKstatus(t, key, status.FailedStatus)
