@@ -43,8 +43,10 @@ var expansionRetry = time.Minute
 // (their template did not change). When the API server refuses a claim's
 // new size the MySQL stalls and the StatefulSet stays as it is.
 func (r *Reconciler) expandVolumes(ctx context.Context, obj *databasev1.MySQL) error {
+	// Every reconcile passes here: read the cache's own StatefulSet, not a
+	// copy of it; it is only read.
 	sts := &appsv1.StatefulSet{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: StatefulSetName(obj)}, sts); err != nil {
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: StatefulSetName(obj)}, sts, client.UnsafeDisableDeepCopy); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if sts.DeletionTimestamp != nil {
