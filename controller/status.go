@@ -54,7 +54,7 @@ type stallError struct {
 
 func (e *stallError) Error() string { return e.message }
 
-func stalled(reason, format string, args ...any) error {
+func stalled(reason, format string, args ...any) *stallError {
 	return &stallError{reason: reason, message: fmt.Sprintf(format, args...)}
 }
 

@@ -78,8 +78,9 @@ func (r *Reconciler) expandVolumes(ctx context.Context, obj *databasev1.MySQL) e
 		case apierrors.IsNotFound(err):
 			continue
 		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
-			stall := &stallError{reason: ReasonVolumeExpansionRejected, retry: expansionRetry,
-				message: fmt.Sprintf("storageSize: cannot grow PersistentVolumeClaim %s to %s (its StorageClass must allow volume expansion; retried every %s): %v", pvc.Name, want.String(), expansionRetry, err)}
+			stall := stalled(ReasonVolumeExpansionRejected, "storageSize: cannot grow PersistentVolumeClaim %s to %s (its StorageClass must allow volume expansion; retried every %s): %v",
+				pvc.Name, want.String(), expansionRetry, err)
+			stall.retry = expansionRetry
 			return stall
 		case err != nil:
 			return fmt.Errorf("grow PersistentVolumeClaim %s: %w", pvc.Name, err)

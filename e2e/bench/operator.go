@@ -110,7 +110,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 		return err
 	}
 	res.PeakRSS = max(res.PeakRSS, convergePeak)
-	log("memory: peak RSS %.1f MiB", float64(res.PeakRSS)/(1<<20))
+	log("memory: peak RSS %.1f MiB", mib(res.PeakRSS))
 	return nil
 }
 
