@@ -92,6 +92,6 @@ $(CONTROLLER_GEN):
 
 # The local cluster also reads KWOK's stages from the module source this
 # install puts in the module cache; keep KWOK_VERSION in step with
-# KwokVersion in e2e/cluster.
+# KwokVersion in internal/cluster.
 $(KWOK):
 	GOBIN=$(BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)

@@ -1,5 +1,5 @@
 // Package e2e runs the operator the way a cluster would: on a full local
-// control plane (e2e/cluster) with the StatefulSet, garbage-collector and
+// control plane (internal/cluster) with the StatefulSet, garbage-collector and
 // disruption controllers, a scheduler and KWOK pods, installed from the dev
 // overlay the GitOps way, the manager running as its own RBAC-bound user.
 package e2e
@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/example/mysql-operator/e2e/cluster"
+	"github.com/example/mysql-operator/internal/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
 )
 

@@ -108,12 +108,12 @@ func TestGitOpsPaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, doc := range strings.Split(string(data), "\n---\n") {
-			obj := map[string]any{}
-			if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			u := &unstructured.Unstructured{Object: obj}
+		objs, err := testenv.DecodeObjects(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, u := range objs {
+			obj := u.Object
 			path, found, _ := unstructured.NestedString(obj, "spec", "path")
 			if !found {
 				path, found, _ = unstructured.NestedString(obj, "spec", "template", "spec", "source", "path")

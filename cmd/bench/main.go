@@ -18,7 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/example/mysql-operator/e2e/bench"
+	"github.com/example/mysql-operator/internal/bench"
 )
 
 func main() {

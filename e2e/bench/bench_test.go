@@ -1,3 +1,5 @@
+// Package bench runs the benchmark of internal/bench at a small N, so that
+// it never rots.
 package bench
 
 import (
@@ -5,13 +7,15 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/example/mysql-operator/internal/bench"
 )
 
 // TestShortBenchmark runs the whole benchmark at N=5 with a short window, so
 // that it never rots, and checks the figures that hold at any N. Speed and
 // memory targets live in the full run (make bench), not here.
 func TestShortBenchmark(t *testing.T) {
-	r, err := Run(context.Background(), 5, Options{Window: 5 * time.Second, Timeout: 3 * time.Minute, Progress: os.Stderr})
+	r, err := bench.Run(context.Background(), 5, bench.Options{Window: 5 * time.Second, Timeout: 3 * time.Minute, Progress: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +26,7 @@ func TestShortBenchmark(t *testing.T) {
 		t.Errorf("idle manager sent %.0f mutating requests through a resync, want 0", r.SteadyWrites)
 	}
 	if r.ChangeRequests["apply statefulsets"] != 1 || r.ChangeRequests["apply poddisruptionbudgets"] != 1 {
-		t.Errorf("a replicas change should apply the StatefulSet once and create the PDB once per MySQL: %s", describe(r.ChangeRequests))
+		t.Errorf("a replicas change should apply the StatefulSet once and create the PDB once per MySQL: %s", bench.Describe(r.ChangeRequests))
 	}
-	Table(os.Stderr, []Result{r})
+	bench.Table(os.Stderr, []bench.Result{r})
 }

@@ -4,7 +4,6 @@
 package testenv
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,10 +15,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -166,15 +163,11 @@ func (e *Env) OperatorConfig(t testing.TB) *rest.Config {
 		t.Fatal(err)
 	}
 	const user = "system:serviceaccount:mysql-operator-system:mysql-operator"
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			break
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
+	objs, err := DecodeObjects(data)
+	if err != nil {
+		t.Fatalf("kustomize/rbac/role.yaml: %v", err)
+	}
+	for _, u := range objs {
 		if err := client.IgnoreAlreadyExists(e.Client.Create(ctx, u)); err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/example/mysql-operator/e2e/cluster"
+	"github.com/example/mysql-operator/internal/cluster"
 )
 
 var reconcileLabels = map[string]string{"controller": "mysql"}
@@ -101,7 +101,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 			res.ChangeRequests[k] = d / float64(n)
 		}
 	}
-	log("change: all Current again after %s; per MySQL %s", res.Change.Round(10*time.Millisecond), describe(res.ChangeRequests))
+	log("change: all Current again after %s; per MySQL %s", res.Change.Round(10*time.Millisecond), Describe(res.ChangeRequests))
 
 	res.ReconcileP50 = after.Quantile("controller_runtime_reconcile_time_seconds", reconcileLabels, 0.5)
 	res.ReconcileP99 = after.Quantile("controller_runtime_reconcile_time_seconds", reconcileLabels, 0.99)

@@ -76,7 +76,7 @@ func (c *Cluster) StartManager(ctx context.Context, name, binary string, extraAr
 		pprofURL: "http://127.0.0.1:" + strconv.Itoa(pprof) + "/debug/pprof", current: first, loopDone: make(chan struct{})}
 	go m.supervise(c.LogPath(name), binary, args)
 	c.managers = append(c.managers, m)
-	if err := c.waitHTTP(ctx, first, "http://127.0.0.1:"+strconv.Itoa(probe)+"/readyz", nil); err != nil {
+	if err := waitHTTP(ctx, first, "http://127.0.0.1:"+strconv.Itoa(probe)+"/readyz", nil); err != nil {
 		return nil, fmt.Errorf("manager %s: %w (log: %s)", name, err, c.LogPath(name))
 	}
 	return m, nil
@@ -102,7 +102,7 @@ func (m *Manager) supervise(logPath, binary string, args []string) {
 		if err != nil || m.stopped {
 			m.mu.Unlock()
 			if next != nil {
-				_ = syscall.Kill(-next.cmd.Process.Pid, syscall.SIGKILL)
+				next.signal(syscall.SIGKILL)
 			}
 			return
 		}
@@ -117,7 +117,7 @@ func (m *Manager) Crash() {
 	m.mu.Lock()
 	p := m.current
 	m.mu.Unlock()
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	p.signal(syscall.SIGKILL)
 	<-p.done
 }
 
@@ -137,12 +137,6 @@ func (m *Manager) halt(sig syscall.Signal) {
 	m.stopped = true
 	p := m.current
 	m.mu.Unlock()
-	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
+	p.stop(sig)
 	<-m.loopDone
 }

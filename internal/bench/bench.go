@@ -25,7 +25,7 @@ import (
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/controller"
-	"github.com/example/mysql-operator/e2e/cluster"
+	"github.com/example/mysql-operator/internal/cluster"
 	"github.com/example/mysql-operator/internal/apimetrics"
 	"github.com/example/mysql-operator/internal/testenv"
 )
@@ -232,7 +232,8 @@ func total(m map[string]float64) float64 {
 	return t
 }
 
-func describe(m map[string]float64) string {
+// Describe lists a map of figures as "key: value" pairs, keys sorted.
+func Describe(m map[string]float64) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -1,0 +1,97 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// startKwok runs KWOK with the node, pod and volume "fast" stages of its own
+// module, read from the Go module cache where `go install` put them.
+func (c *Cluster) startKwok(ctx context.Context) error {
+	stages, err := kwokStageDir()
+	if err != nil {
+		return err
+	}
+	args := []string{"--kubeconfig=" + c.Kubeconfig,
+		"--manage-nodes-with-annotation-selector=" + NodeAnnotation + "=fake",
+		"--server-address=127.0.0.1:" + strconv.Itoa(c.ports["kwok"]),
+		"--node-lease-duration-seconds=40"}
+	for _, f := range []string{"node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+		"pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml",
+		"volume/fast/pv-bind.yaml", "volume/fast/pv-delete.yaml", "volume/fast/pvc-provision.yaml", "volume/fast/pvc-delete.yaml"} {
+		args = append(args, "--config="+filepath.Join(stages, f))
+	}
+	if err := c.startProcess("kwok", "kwok", args...); err != nil {
+		return err
+	}
+	if err := c.applyFile(ctx, filepath.Join(stages, "volume", "fast", "storage-class.yaml")); err != nil {
+		return err
+	}
+	// Volumes can grow, as on most clouds' StorageClasses.
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "kwok-volume"}}
+	return c.Client.Patch(ctx, sc, client.RawPatch(types.MergePatchType, []byte(`{"allowVolumeExpansion":true}`)))
+}
+
+// kwokStageDir finds kustomize/stage of the kwok module in the module cache.
+func kwokStageDir() (string, error) {
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMODCACHE: %w", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "sigs.k8s.io", "kwok@"+KwokVersion, "kustomize", "stage")
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("kwok stages not in the module cache (run `make control-plane`): %w", err)
+	}
+	return dir, nil
+}
+
+// KwokVersion is the kwok module whose binary and stages the cluster uses;
+// the Makefile pins the same version.
+const KwokVersion = "v0.8.0"
+
+// createNodes creates the fake nodes KWOK manages and waits until they
+// are Ready and the default ServiceAccount exists.
+func (c *Cluster) createNodes(ctx context.Context) error {
+	for i := range c.opts.Nodes {
+		name := fmt.Sprintf("kwok-node-%d", i)
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{NodeAnnotation: "fake"},
+			Labels:      map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"},
+		}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{}}}
+		if err := c.Client.Create(ctx, node); client.IgnoreAlreadyExists(err) != nil {
+			return err
+		}
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		nodes := &corev1.NodeList{}
+		if err := c.Client.List(ctx, nodes); err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			for _, cond := range n.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		// The default ServiceAccount is what pods of the default namespace need.
+		err := c.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
+		return ready == c.opts.Nodes && err == nil, client.IgnoreNotFound(err)
+	})
+}
