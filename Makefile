@@ -32,7 +32,7 @@ help: ## Show the targets.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC into kustomize/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=kustomize/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./controller/... output:rbac:artifacts:config=kustomize/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./controller/... paths=./internal/metricsauth/... output:rbac:artifacts:config=kustomize/rbac
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of the API.

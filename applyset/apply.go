@@ -55,6 +55,15 @@ func Of[L any, PL interface {
 // Name returns the member's name.
 func (m Member) Name() string { return deref(m.desired.GetName()) }
 
+// Key returns the member's namespace and name.
+func (m Member) Key() types.NamespacedName {
+	return types.NamespacedName{Namespace: deref(m.desired.GetNamespace()), Name: m.Name()}
+}
+
+// NewObject returns an empty typed object of the member's kind, to read
+// its live state into.
+func (m Member) NewObject() client.Object { return m.newLive() }
+
 // Kind returns the member's kind.
 func (m Member) Kind() string { return deref(m.desired.GetKind()) }
 
@@ -107,7 +116,7 @@ type Applier struct {
 // already equal the desired ones, and says what it did.
 func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	live := m.newLive()
-	key := types.NamespacedName{Namespace: deref(m.desired.GetNamespace()), Name: m.Name()}
+	key := m.Key()
 	kind := m.Kind()
 	hash, err := hashOf(m.desired)
 	if err != nil {

@@ -93,28 +93,29 @@ func mysqlServicePort() *corev1ac.ServicePortApplyConfiguration {
 		WithTargetPort(intstr.FromString("mysql")).WithProtocol(corev1.ProtocolTCP)
 }
 
+// service returns a child Service of the MySQL with its labels, owner
+// and port; the callers add the rest of its spec.
+func service(m *databasev1.MySQL, name string, spec *corev1ac.ServiceSpecApplyConfiguration) *corev1ac.ServiceApplyConfiguration {
+	return corev1ac.Service(name, m.Namespace).
+		WithLabels(childLabels(m)).
+		WithOwnerReferences(ownerRef(m)).
+		WithSpec(spec.WithPorts(mysqlServicePort()))
+}
+
 // HeadlessService returns the StatefulSet's governing Service, which
 // publishes not-ready pods so that replicas can find each other.
 func HeadlessService(m *databasev1.MySQL) *corev1ac.ServiceApplyConfiguration {
-	return corev1ac.Service(HeadlessServiceName(m), m.Namespace).
-		WithLabels(childLabels(m)).
-		WithOwnerReferences(ownerRef(m)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithClusterIP(corev1.ClusterIPNone).
-			WithPublishNotReadyAddresses(true).
-			WithSelector(SelectorLabels(m)).
-			WithPorts(mysqlServicePort()))
+	return service(m, HeadlessServiceName(m), corev1ac.ServiceSpec().
+		WithClusterIP(corev1.ClusterIPNone).
+		WithPublishNotReadyAddresses(true).
+		WithSelector(SelectorLabels(m)))
 }
 
 // Service returns the client Service, which routes to ready pods.
 func Service(m *databasev1.MySQL) *corev1ac.ServiceApplyConfiguration {
-	return corev1ac.Service(ServiceName(m), m.Namespace).
-		WithLabels(childLabels(m)).
-		WithOwnerReferences(ownerRef(m)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceTypeClusterIP).
-			WithSelector(SelectorLabels(m)).
-			WithPorts(mysqlServicePort()))
+	return service(m, ServiceName(m), corev1ac.ServiceSpec().
+		WithType(corev1.ServiceTypeClusterIP).
+		WithSelector(SelectorLabels(m)))
 }
 
 // PodDisruptionBudget returns the PodDisruptionBudget, which lets one pod go

@@ -9,26 +9,6 @@ import (
 	databasev1 "github.com/example/mysql-operator/api/v1"
 )
 
-// FieldManager is the one server-side apply field manager of the operator.
-const FieldManager = "mysql-operator"
-
-// Tooling is the ApplySet tooling annotation value of the operator.
-const Tooling = "mysql-operator/v1"
-
-// Label keys the operator sets on its children.
-const (
-	// LabelName is the application name, "mysql".
-	LabelName = "app.kubernetes.io/name"
-	// LabelInstance is the name of the MySQL a child belongs to.
-	LabelInstance = "app.kubernetes.io/instance"
-	// LabelManagedBy marks children of the operator; the cache selects on it.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-)
-
-// AnnotationConfigHash on the pod template holds the hash of my.cnf, so that
-// a config change rolls the pods and nothing else does.
-const AnnotationConfigHash = "database.example.com/config-hash"
-
 // Keys and well-known values of the children.
 const (
 	appName            = "mysql"

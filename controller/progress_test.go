@@ -15,39 +15,45 @@ import (
 	databasev1 "github.com/example/mysql-operator/api/v1"
 )
 
-func TestProgressLimiter(t *testing.T) {
+// TestStatusWriterHold checks the progress interval of the status writer.
+func TestStatusWriterHold(t *testing.T) {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	l := newProgressLimiter(5 * time.Second)
-	l.now = func() time.Time { return now }
+	w := newStatusWriter(nil, 5*time.Second)
+	w.now = func() time.Time { return now }
 	a, b := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
+	objA := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", ResourceVersion: "7"}}
 
-	if got := l.hold(a); got != 5*time.Second {
+	if got := w.hold(a); got != 5*time.Second {
 		t.Fatalf("first hold = %s, want the whole interval", got)
 	}
 	now = now.Add(2 * time.Second)
-	if got := l.hold(a); got != 3*time.Second {
+	if got := w.hold(a); got != 3*time.Second {
 		t.Fatalf("hold after 2s = %s, want 3s", got)
 	}
-	if got := l.hold(b); got != 5*time.Second {
+	if got := w.hold(b); got != 5*time.Second {
 		t.Fatalf("another MySQL shares the interval: hold = %s", got)
 	}
 	now = now.Add(3 * time.Second)
-	if got := l.hold(a); got != 0 {
+	if got := w.hold(a); got != 0 {
 		t.Fatalf("hold after the interval = %s, want 0", got)
 	}
-	l.wrote(a, true)
-	if got := l.hold(a); got != 5*time.Second {
+	w.wrote(objA, true)
+	if got := w.hold(a); got != 5*time.Second {
 		t.Fatalf("hold right after a write = %s, want the interval again", got)
 	}
-	l.wrote(a, false)
-	if _, ok := l.since[a]; ok {
+	w.wrote(objA, false)
+	if w.tracking(a) {
 		t.Fatal("a MySQL written out of progress is still tracked")
 	}
-	l.forget(b)
-	if len(l.since) != 0 {
-		t.Fatalf("limiter still tracks %v", l.since)
+	w.stopTracking(b)
+	if w.tracking(b) {
+		t.Fatal("b is still tracked")
 	}
-	if got := newProgressLimiter(0).hold(a); got != 0 {
+	w.forget(a)
+	if len(w.byKey) != 0 {
+		t.Fatalf("writer still remembers %v", w.byKey)
+	}
+	if got := newStatusWriter(nil, 0).hold(a); got != 0 {
 		t.Fatalf("interval 0 holds for %s", got)
 	}
 }

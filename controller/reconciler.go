@@ -2,12 +2,14 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -32,18 +34,15 @@ type Reconciler struct {
 	// MaxConcurrentReconciles is how many MySQLs reconcile at once.
 	MaxConcurrentReconciles int
 	// ProgressInterval is the least time between two status writes of a
-	// MySQL that stays in progress (see progressLimiter); zero writes every
+	// MySQL that stays in progress (see statusWriter); zero writes every
 	// change at once.
 	ProgressInterval time.Duration
 
 	// seen spares re-comparing children unchanged since they were last
 	// applied or compared; SetupWithManager makes it.
 	seen *applyset.Seen
-	// progress spaces the status writes of MySQLs in progress; SetupWithManager makes it.
-	progress *progressLimiter
-	// written spares writing a status again on a cache that lags the
-	// manager's own last write; SetupWithManager makes it.
-	written *writtenStatus
+	// status writes statuses; SetupWithManager makes it.
+	status *statusWriter
 }
 
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqls,verbs=get;list;watch;patch
@@ -62,8 +61,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	obj := &databasev1.MySQL{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.progress.forget(req.NamespacedName)
-			r.written.forget(req.NamespacedName)
+			r.status.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -71,42 +69,76 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// The garbage collector deletes the children through their owner references.
 		return ctrl.Result{}, nil
 	}
-	before := obj.DeepCopy()
 	obs := &observation{}
-	defer func() {
-		retry := retryAfter(retErr)
-		var hold time.Duration
-		hold, retErr = r.patchStatus(ctx, before, obj, obs, retErr)
-		for _, after := range []time.Duration{retry, awaitingAfter(obs)} {
-			if after > 0 && (hold == 0 || after < hold) {
-				hold = after
-			}
-		}
-		if retErr == nil && hold > 0 {
-			result.RequeueAfter = hold
-		}
-	}()
+	defer func() { result, retErr = r.finish(ctx, obj, obs, retErr) }()
 
 	if err := r.reconcileParent(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	members, err := r.desiredChildren(ctx, obj)
+	d, err := r.desiredChildren(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.expandVolumes(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.applyChildren(ctx, obj, members, obs); err != nil {
+	if err := r.applyChildren(ctx, obj, d.members, obs); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.prune(ctx, obj, members); err != nil {
+	if err := r.prune(ctx, obj, d.members); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.observeStatefulSet(ctx, obj, obs); err != nil {
-		return ctrl.Result{}, err
+	return ctrl.Result{}, r.observeChildren(ctx, obj, d.checked, obs)
+}
+
+// finish judges the MySQL's status from the reconcile's outcome, reports a
+// new stall, writes the status, and decides when to reconcile again: a
+// retried error goes back to the work queue's back-off; otherwise the
+// soonest of a held status write, a stall's own retry and a child awaited
+// in the cache.
+func (r *Reconciler) finish(ctx context.Context, obj *databasev1.MySQL, obs *observation, reconcileErr error) (ctrl.Result, error) {
+	want := judgeStatus(obj, obs, reconcileErr)
+	stall := asStall(reconcileErr)
+	if stall != nil {
+		r.reportStall(ctx, obj, stall)
+		reconcileErr = nil
 	}
-	return ctrl.Result{}, nil
+	hold, err := r.status.write(ctx, obj, want)
+	if err != nil || reconcileErr != nil {
+		return ctrl.Result{}, errors.Join(reconcileErr, err)
+	}
+	var after []time.Duration
+	after = append(after, hold)
+	if stall != nil {
+		after = append(after, stall.retry)
+	}
+	if obs.awaiting {
+		after = append(after, applyset.AwaitCache)
+	}
+	return ctrl.Result{RequeueAfter: soonest(after...)}, nil
+}
+
+// reportStall records a Warning event and a log line for a stall, unless
+// the MySQL already shows the same stall: a stall retried is not reported
+// again.
+func (r *Reconciler) reportStall(ctx context.Context, obj *databasev1.MySQL, stall *stallError) {
+	c := conditions.Get(obj, databasev1.ConditionStalled)
+	if c != nil && c.Status == metav1.ConditionTrue && c.Reason == stall.reason && c.Message == stall.message {
+		return
+	}
+	r.eventf(obj, EventStalled, "%s: %s", stall.reason, stall.message)
+	ctrl.LoggerFrom(ctx).Info("stalled", "reason", stall.reason, "message", stall.message)
+}
+
+// soonest returns the smallest positive duration, zero when there is none.
+func soonest(ds ...time.Duration) time.Duration {
+	var min time.Duration
+	for _, d := range ds {
+		if d > 0 && (min == 0 || d < min) {
+			min = d
+		}
+	}
+	return min
 }
 
 // applier returns the ApplySet applier of the reconciler.
@@ -115,31 +147,25 @@ func (r *Reconciler) applier() applyset.Applier {
 }
 
 // SetupWithManager registers the reconciler: it watches MySQLs on spec
-// changes, the children it owns, and the Secrets named by
-// rootPasswordSecretRef, so that creating a missing Secret recovers a MySQL.
+// changes, the children it owns (every kind of the childKinds table), and
+// the Secrets named by rootPasswordSecretRef, so that creating a missing
+// Secret recovers a MySQL.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.seen = applyset.NewSeen()
-	r.progress = newProgressLimiter(r.ProgressInterval)
-	r.written = newWrittenStatus()
+	r.status = newStatusWriter(r.Client, r.ProgressInterval)
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &databasev1.MySQL{}, indexSecretRef, secretRefIndex); err != nil {
 		return err
 	}
 	if err := indexPrunable(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&databasev1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&corev1.Secret{}).
-		Owns(&corev1.ConfigMap{}).
-		Owns(&corev1.Service{}).
-		Owns(&appsv1.StatefulSet{}).
-		Owns(&policyv1.PodDisruptionBudget{}).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mysqlsForSecret)).
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&databasev1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	for _, k := range childKinds {
+		b = b.Owns(k.object)
+	}
+	return b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mysqlsForSecret)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("mysql").
 		Complete(r)
 }
-
-// The metrics endpoint authenticates and authorizes its clients.
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

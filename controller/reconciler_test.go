@@ -41,6 +41,16 @@ func create(t *testing.T, m *databasev1.MySQL) client.ObjectKey {
 	return client.ObjectKeyFromObject(m)
 }
 
+// setReplicas patches the replicas of m.
+func setReplicas(t *testing.T, m *databasev1.MySQL, replicas int32) {
+	t.Helper()
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Spec.Replicas = replicas
+	if err := env.Client.Patch(context.Background(), m, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func waitKstatus(t *testing.T, key client.ObjectKey, want status.Status) {
 	t.Helper()
 	testenv.WaitKstatus(t, env.Client, key, want, 30*time.Second)
@@ -50,29 +60,33 @@ func waitKstatus(t *testing.T, key client.ObjectKey, want status.Status) {
 // would: envtest runs neither.
 func markStatefulSetReady(t *testing.T, key client.ObjectKey) {
 	t.Helper()
-	eventually(t, "StatefulSet status to be updated", func(ctx context.Context) (bool, error) {
-		sts := &appsv1.StatefulSet{}
-		if err := env.Client.Get(ctx, key, sts); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
+	sts := &appsv1.StatefulSet{}
+	setStatus(t, key, sts, func() {
 		n := *sts.Spec.Replicas
 		sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: n, ReadyReplicas: n,
 			AvailableReplicas: n, CurrentReplicas: n, UpdatedReplicas: n, CurrentRevision: "r1", UpdateRevision: "r1"}
-		err := env.Client.Status().Update(ctx, sts)
-		return err == nil, client.IgnoreNotFound(ignoreConflict(err))
 	})
 }
 
 // markPDBReady does what the disruption controller would.
 func markPDBReady(t *testing.T, key client.ObjectKey) {
 	t.Helper()
-	eventually(t, "PodDisruptionBudget status to be updated", func(ctx context.Context) (bool, error) {
-		pdb := &policyv1.PodDisruptionBudget{}
-		if err := env.Client.Get(ctx, key, pdb); err != nil {
+	pdb := &policyv1.PodDisruptionBudget{}
+	setStatus(t, key, pdb, func() {
+		pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, CurrentHealthy: 3, DesiredHealthy: 2, ExpectedPods: 3, DisruptionsAllowed: 1}
+	})
+}
+
+// setStatus reads the child key into obj, lets set change its status and
+// updates it, until the update goes through.
+func setStatus(t *testing.T, key client.ObjectKey, obj client.Object, set func()) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%T status to be updated", obj), func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, key, obj); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, CurrentHealthy: 3, DesiredHealthy: 2, ExpectedPods: 3, DisruptionsAllowed: 1}
-		err := env.Client.Status().Update(ctx, pdb)
+		set()
+		err := env.Client.Status().Update(ctx, obj)
 		return err == nil, client.IgnoreNotFound(ignoreConflict(err))
 	})
 }
@@ -238,11 +252,7 @@ func TestChildren(t *testing.T) {
 		if err := env.Client.Get(ctx, key, m); err != nil {
 			t.Fatal(err)
 		}
-		patch := client.MergeFrom(m.DeepCopy())
-		m.Spec.Replicas = 1
-		if err := env.Client.Patch(ctx, m, patch); err != nil {
-			t.Fatal(err)
-		}
+		setReplicas(t, m, 1)
 		eventually(t, "the PDB to be pruned", func(ctx context.Context) (bool, error) {
 			err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &policyv1.PodDisruptionBudget{})
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
@@ -281,11 +291,7 @@ func TestPasswordSurvivesRestart(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
 		t.Fatal(err)
 	}
-	patch := client.MergeFrom(m.DeepCopy())
-	m.Spec.Replicas = 2
-	if err := env.Client.Patch(ctx, m, patch); err != nil {
-		t.Fatal(err)
-	}
+	setReplicas(t, m, 2)
 	eventually(t, "the new manager to reconcile generation 2", func(ctx context.Context) (bool, error) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
 			return false, err

@@ -21,13 +21,6 @@ import (
 // the most data claims its StatefulSet can have made.
 const maxReplicas = 10
 
-// ReasonVolumeExpansionRejected: the API server refused to grow a data
-// volume, usually because its StorageClass does not allow expansion.
-const ReasonVolumeExpansionRejected = "VolumeExpansionRejected"
-
-// EventVolumesExpanded: the data claims were grown to a new storageSize.
-const EventVolumesExpanded = "VolumesExpanded"
-
 // expansionRetry is how often a MySQL stalled on a refused expansion is
 // tried again: the remedy, allowing expansion on the StorageClass, is not
 // watched, and storageSize cannot go back down.
@@ -93,7 +86,7 @@ func (r *Reconciler) expandVolumes(ctx context.Context, obj *databasev1.MySQL) e
 		return fmt.Errorf("delete StatefulSet %s to change its claim template: %w", sts.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("expanded volumes", "from", current.String(), "to", want.String(), "claims", grown)
-	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventVolumesExpanded, "Expand",
+	r.eventf(obj, EventVolumesExpanded,
 		"Grew %d data volumes from %s to %s; StatefulSet %s is re-created with the new claim template, its pods keep running", len(grown), current.String(), want.String(), sts.Name)
 	return nil
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -56,10 +57,13 @@ func boundClaims(t *testing.T, ns, sts, class string, replicas int) {
 	}
 }
 
-// currentOnClass makes a Current MySQL "db" of replicas with 1Gi volumes
-// of class and bound claims, and returns it, its key and its StatefulSet.
-func currentOnClass(t *testing.T, ns, class string, replicas int32) (*databasev1.MySQL, client.ObjectKey, *appsv1.StatefulSet) {
+// currentOnClass makes, in a new namespace, a Current MySQL "db" of
+// replicas with 1Gi volumes of a new StorageClass that allows expansion or
+// not, and bound claims, and returns it, its key and its StatefulSet.
+func currentOnClass(t *testing.T, expandable bool, replicas int32) (*databasev1.MySQL, client.ObjectKey, *appsv1.StatefulSet) {
 	t.Helper()
+	ns := newNamespace(t)
+	class := storageClass(t, fmt.Sprintf("expandable-%t-%s", expandable, ns), expandable)
 	m := newMySQL(ns, "db", replicas)
 	m.Spec.StorageSize, m.Spec.StorageClassName = "1Gi", &class
 	key := create(t, m)
@@ -99,9 +103,8 @@ func claimRequest(t *testing.T, key client.ObjectKey) string {
 func TestStorageGrowth(t *testing.T) {
 	startManager(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
-	class := storageClass(t, "expandable-"+ns, true)
-	m, key, old := currentOnClass(t, ns, class, 2)
+	m, key, old := currentOnClass(t, true, 2)
+	ns := m.Namespace
 
 	growStorage(t, m, "3Gi")
 	eventually(t, "the StatefulSet to be deleted, orphaning its pods", func(ctx context.Context) (bool, error) {
@@ -149,9 +152,8 @@ func TestStorageGrowthRejected(t *testing.T) {
 	t.Cleanup(func() { expansionRetry = saved })
 	startManager(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
-	class := storageClass(t, "fixed-"+ns, false)
-	m, key, old := currentOnClass(t, ns, class, 1)
+	m, key, old := currentOnClass(t, false, 1)
+	ns, class := m.Namespace, *m.Spec.StorageClassName
 
 	growStorage(t, m, "2Gi")
 	waitKstatus(t, key, status.FailedStatus)

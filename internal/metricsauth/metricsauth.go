@@ -46,6 +46,10 @@ type reviewer interface {
 	authorize(ctx context.Context, user *authnv1.UserInfo, verb, path string) (bool, error)
 }
 
+// The filter creates TokenReviews and SubjectAccessReviews.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // Filter is a metricsserver.Options.FilterProvider.
 func Filter(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
 	authn, err := authenticationv1.NewForConfigAndClient(cfg, httpClient)

@@ -1,0 +1,85 @@
+package controller
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+)
+
+// TestJudgeStatus covers every reason judgeStatus can give: the conditions,
+// phase, message and observedGeneration it returns, and that it changes
+// nothing of its input.
+func TestJudgeStatus(t *testing.T) {
+	type want struct {
+		ready, reconciling, stalled metav1.ConditionStatus // "" means absent
+		reason                      string
+		phase                       databasev1.Phase
+		message                     string
+		observed                    int64
+	}
+	tests := []struct {
+		name string
+		obs  observation
+		err  error
+		want want
+	}{
+		{"succeeded", observation{counted: true, replicas: 3, readyReplicas: 3}, nil,
+			want{metav1.ConditionTrue, "", "", ReasonSucceeded, databasev1.PhaseRunning, "3/3 replicas ready", 4}},
+		{"progressing: applied", observation{changed: []string{"StatefulSet/db"}, counted: true, replicas: 3, readyReplicas: 1}, nil,
+			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonProgressing, databasev1.PhasePending, "Rolling out generation 4: 1/3 replicas ready", 4}},
+		{"progressing: waiting", observation{waiting: "StatefulSet db: Ready: 2/3", counted: true, replicas: 3, readyReplicas: 2}, nil,
+			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonProgressing, databasev1.PhasePending, "Rolling out generation 4: 2/3 replicas ready", 4}},
+		{"retrying", observation{}, errors.New("get Secret db-root: connection refused"),
+			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonRetrying, databasev1.PhasePending, "get Secret db-root: connection refused", 3}},
+		{"secret not found", observation{}, stalled(ReasonSecretNotFound, "rootPasswordSecretRef: Secret s not found in namespace ns"),
+			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonSecretNotFound, databasev1.PhaseFailed, "rootPasswordSecretRef: Secret s not found in namespace ns", 4}},
+		{"secret invalid", observation{}, stalled(ReasonSecretInvalid, `rootPasswordSecretRef: Secret s has no key "password"`),
+			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonSecretInvalid, databasev1.PhaseFailed, `rootPasswordSecretRef: Secret s has no key "password"`, 4}},
+		{"apply rejected", observation{}, stalled(ReasonApplyRejected, "StatefulSet.apps db is invalid"),
+			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonApplyRejected, databasev1.PhaseFailed, "StatefulSet.apps db is invalid", 4}},
+		{"expansion rejected", observation{}, &stallError{reason: ReasonVolumeExpansionRejected, message: "storageSize: cannot grow", retry: expansionRetry},
+			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonVolumeExpansionRejected, databasev1.PhaseFailed, "storageSize: cannot grow", 4}},
+		{"child failed", observation{failed: "PodDisruptionBudget db: broken", counted: true, replicas: 3}, nil,
+			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonChildFailed, databasev1.PhaseFailed, "PodDisruptionBudget db: broken", 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := newMySQL("ns", "db", 3)
+			obj.Generation = 4
+			obj.Status.ObservedGeneration = 3
+			// A MySQL that was Ready: every verdict must replace what it had.
+			conditions.MarkTrue(obj, databasev1.ConditionReady, ReasonSucceeded, "3/3 replicas ready")
+			before := obj.DeepCopy()
+			got := &databasev1.MySQL{ObjectMeta: obj.ObjectMeta, Status: judgeStatus(obj, &tt.obs, tt.err)}
+			if !equalStatus(before, obj) {
+				t.Fatal("judgeStatus changed its input")
+			}
+			for typ, w := range map[string]metav1.ConditionStatus{databasev1.ConditionReady: tt.want.ready,
+				databasev1.ConditionReconciling: tt.want.reconciling, databasev1.ConditionStalled: tt.want.stalled} {
+				c := conditions.Get(got, typ)
+				switch {
+				case w == "" && c != nil:
+					t.Errorf("%s = %s, want absent", typ, c.Status)
+				case w != "" && (c == nil || c.Status != w || c.Reason != tt.want.reason):
+					t.Errorf("%s = %+v, want %s with reason %s", typ, c, w, tt.want.reason)
+				}
+			}
+			if got.Status.Phase != tt.want.phase || got.Status.Message != tt.want.message || got.Status.ObservedGeneration != tt.want.observed {
+				t.Errorf("phase, message, observedGeneration = %s, %q, %d; want %s, %q, %d", got.Status.Phase, got.Status.Message,
+					got.Status.ObservedGeneration, tt.want.phase, tt.want.message, tt.want.observed)
+			}
+			if tt.obs.counted && (got.Status.Replicas != tt.obs.replicas || got.Status.ReadyReplicas != tt.obs.readyReplicas) {
+				t.Errorf("replicas %d/%d, want the observed %d/%d", got.Status.ReadyReplicas, got.Status.Replicas, tt.obs.readyReplicas, tt.obs.replicas)
+			}
+		})
+	}
+}
+
+// equalStatus says whether a and b have the same status, conditions included.
+func equalStatus(a, b *databasev1.MySQL) bool {
+	return statusSum(&a.Status) == statusSum(&b.Status) && len(a.Status.Conditions) == len(b.Status.Conditions)
+}

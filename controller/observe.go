@@ -1,0 +1,101 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/applyset"
+)
+
+// observation is what a reconcile saw of the children.
+type observation struct {
+	// changed lists the children applied in this reconcile, as Kind/name.
+	changed []string
+	// waiting says which child is not current yet and why; empty when all are.
+	waiting string
+	// failed says which child reports a failure.
+	failed string
+	// awaiting says a child applied moments ago is not in the cache yet.
+	awaiting bool
+	// selector is the pods' label selector, set once the children are observed.
+	selector string
+	// counted says the StatefulSet was read: replicas and readyReplicas
+	// are its counts.
+	counted                 bool
+	replicas, readyReplicas int32
+}
+
+// observeChildren reads, from the cache, the kstatus of every member whose
+// health decides the MySQL's readiness, in order, and records in obs the
+// first that is not current, or that failed, and the StatefulSet's replica
+// counts. A child's status counts only once its controller has observed
+// its generation: kstatus checks status.observedGeneration first.
+func (r *Reconciler) observeChildren(ctx context.Context, obj *databasev1.MySQL, checked []applyset.Member, obs *observation) error {
+	obs.selector = labels.SelectorFromSet(SelectorLabels(obj)).String()
+	for _, m := range checked {
+		live := m.NewObject()
+		if err := r.Client.Get(ctx, m.Key(), live); err != nil {
+			if apierrors.IsNotFound(err) {
+				obs.waiting = "waiting for " + m.Kind() + " " + m.Name() + " to be observed"
+				return nil
+			}
+			return fmt.Errorf("get %s %s: %w", m.Kind(), m.Name(), err)
+		}
+		view := live
+		if sts, ok := live.(*appsv1.StatefulSet); ok {
+			obs.counted, obs.replicas, obs.readyReplicas = true, sts.Status.Replicas, sts.Status.ReadyReplicas
+			view = statusView(sts)
+		}
+		res, err := kstatusOf(r.Client.Scheme(), view)
+		if err != nil {
+			return err
+		}
+		switch res.Status {
+		case status.CurrentStatus:
+			continue
+		case status.FailedStatus:
+			obs.failed = fmt.Sprintf("%s %s: %s", m.Kind(), m.Name(), res.Message)
+		default:
+			obs.waiting = fmt.Sprintf("%s %s: %s", m.Kind(), m.Name(), res.Message)
+		}
+		return nil
+	}
+	return nil
+}
+
+// statusView returns a copy of sts without what kstatus never reads (pod
+// and claim templates, labels, annotations, managedFields), so that the
+// conversion kstatusOf makes costs a fraction of the whole object's.
+func statusView(sts *appsv1.StatefulSet) *appsv1.StatefulSet {
+	v := &appsv1.StatefulSet{Spec: sts.Spec, Status: sts.Status}
+	v.Name, v.Namespace, v.Generation, v.DeletionTimestamp = sts.Name, sts.Namespace, sts.Generation, sts.DeletionTimestamp
+	v.Spec.Template = corev1.PodTemplateSpec{}
+	v.Spec.VolumeClaimTemplates = nil
+	return v
+}
+
+// kstatusOf computes the kstatus of a typed object.
+func kstatusOf(scheme *runtime.Scheme, obj client.Object) (*status.Result, error) {
+	gvks, _, err := scheme.ObjectKinds(obj)
+	if err != nil {
+		return nil, err
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(gvks[0])
+	obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+	return status.Compute(u)
+}

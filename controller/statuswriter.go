@@ -1,0 +1,207 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+)
+
+// DefaultProgressInterval is the least time between two status writes of a
+// MySQL that stays in progress.
+const DefaultProgressInterval = 5 * time.Second
+
+// statusWriter is the one place MySQL statuses are written. It patches a
+// status only when it changed, in one merge patch: fluxcd/pkg/runtime's
+// patch helper would send the conditions and the rest of the status as two
+// writes, and readers could see the first without the second.
+//
+// It remembers two things per MySQL, in one map:
+//   - since when a MySQL has been in progress without a write. A roll-out
+//     moves the StatefulSet's replica counts several times; each move would
+//     be a status write that tells a kstatus reader nothing new, since the
+//     MySQL was InProgress before it and is after it. Such writes are held
+//     back until interval has passed since the MySQL was first seen in
+//     progress or last written, so that a quick roll-out costs one status
+//     write, its end, and a slow one a write per interval. Writes that
+//     change what kstatus reads (to Current, to Failed, or out of either)
+//     are never held.
+//   - the status last patched and the resourceVersion the patch returned,
+//     until the cache shows that version. A reconcile that runs on a cache
+//     older than the manager's own last write (a child's event can come
+//     first) computes the same status from the stale copy and would send it
+//     again.
+type statusWriter struct {
+	client   client.Client
+	interval time.Duration
+	now      func() time.Time
+
+	mu    sync.Mutex
+	byKey map[types.NamespacedName]*statusMemo
+}
+
+// statusMemo is what the statusWriter remembers of one MySQL.
+type statusMemo struct {
+	// since is when the MySQL was first seen in progress, or last written
+	// in progress; zero when it is not tracked.
+	since time.Time
+	// written is the status last patched, and the resourceVersion the
+	// patch returned; empty when the cache has shown it.
+	resourceVersion string
+	sum             [sha256.Size]byte
+}
+
+func newStatusWriter(c client.Client, interval time.Duration) *statusWriter {
+	return &statusWriter{client: c, interval: interval, now: time.Now, byKey: map[types.NamespacedName]*statusMemo{}}
+}
+
+// write patches obj's status to want unless it holds already, the cache has
+// not shown the same status written a moment ago, or the write would leave
+// the MySQL in progress as it was and the interval has not passed. It
+// returns how soon to reconcile again so that a held write lands even if
+// nothing else happens; zero when nothing is held.
+func (w *statusWriter) write(ctx context.Context, obj *databasev1.MySQL, want databasev1.MySQLStatus) (time.Duration, error) {
+	key := client.ObjectKeyFromObject(obj)
+	after := &databasev1.MySQL{ObjectMeta: obj.ObjectMeta, Status: want}
+	if equality.Semantic.DeepEqual(obj.Status, want) {
+		if !inProgress(obj) {
+			w.stopTracking(key)
+		}
+		return 0, nil
+	}
+	if w.unseen(obj, &want) {
+		return 0, nil
+	}
+	if inProgress(obj) && inProgress(after) {
+		if wait := w.hold(key); wait > 0 {
+			ctrl.LoggerFrom(ctx).V(1).Info("status write held back", "after", wait)
+			return wait, nil
+		}
+	}
+	patched := obj.DeepCopy()
+	patched.Status = want
+	if err := w.client.Status().Patch(ctx, patched, client.MergeFrom(obj), client.FieldOwner(FieldManager)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("patch MySQL status %s: %w", obj.Name, err)
+	}
+	w.wrote(patched, inProgress(patched))
+	return 0, nil
+}
+
+// memo returns the memo of key, made when absent. w.mu is held.
+func (w *statusWriter) memo(key types.NamespacedName) *statusMemo {
+	m := w.byKey[key]
+	if m == nil {
+		m = &statusMemo{}
+		w.byKey[key] = m
+	}
+	return m
+}
+
+// hold returns how long an in-progress status write of key must wait; zero
+// means write it now.
+func (w *statusWriter) hold(key types.NamespacedName) time.Duration {
+	if w.interval <= 0 {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	m := w.memo(key)
+	if m.since.IsZero() {
+		m.since = now
+		return w.interval
+	}
+	if wait := w.interval - now.Sub(m.since); wait > 0 {
+		return wait
+	}
+	return 0
+}
+
+// wrote records obj's status as written at obj's resourceVersion: the
+// interval of a MySQL still in progress starts again; one that is not is no
+// longer tracked.
+func (w *statusWriter) wrote(obj *databasev1.MySQL, stillInProgress bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.memo(client.ObjectKeyFromObject(obj))
+	m.resourceVersion, m.sum = obj.ResourceVersion, statusSum(&obj.Status)
+	m.since = time.Time{}
+	if stillInProgress {
+		m.since = w.now()
+	}
+}
+
+// unseen says whether want is the status last written for cached, and the
+// cache has not shown that write yet: then writing want again is a no-op.
+func (w *statusWriter) unseen(cached *databasev1.MySQL, want *databasev1.MySQLStatus) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.byKey[client.ObjectKeyFromObject(cached)]
+	if m == nil || m.resourceVersion == "" {
+		return false
+	}
+	if cached.ResourceVersion == m.resourceVersion {
+		m.resourceVersion = ""
+		w.dropIdle(client.ObjectKeyFromObject(cached), m)
+		return false
+	}
+	return m.sum == statusSum(want)
+}
+
+// tracking says whether key's progress interval is running.
+func (w *statusWriter) tracking(key types.NamespacedName) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.byKey[key]
+	return m != nil && !m.since.IsZero()
+}
+
+// stopTracking ends key's progress interval, for a MySQL no longer in progress.
+func (w *statusWriter) stopTracking(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if m := w.byKey[key]; m != nil {
+		m.since = time.Time{}
+		w.dropIdle(key, m)
+	}
+}
+
+// dropIdle deletes the memo m of key when it holds nothing. w.mu is held.
+func (w *statusWriter) dropIdle(key types.NamespacedName, m *statusMemo) {
+	if m.since.IsZero() && m.resourceVersion == "" {
+		delete(w.byKey, key)
+	}
+}
+
+// forget drops all that is remembered of key, for a MySQL that is gone.
+func (w *statusWriter) forget(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.byKey, key)
+}
+
+// statusSum hashes a status, condition transition times left out: two
+// reconciles that compute the same transition a moment apart agree on
+// everything else.
+func statusSum(s *databasev1.MySQLStatus) [sha256.Size]byte {
+	c := s.DeepCopy()
+	for i := range c.Conditions {
+		c.Conditions[i].LastTransitionTime = metav1.Time{}
+	}
+	data, _ := json.Marshal(c) // a status always marshals
+	return sha256.Sum256(data)
+}
