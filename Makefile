@@ -17,9 +17,29 @@ KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 KUBE_SCHEDULER := $(BIN)/kube-scheduler
 KUBECTL := $(BIN)/kubectl
 CONTROL_PLANE := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL) $(KWOK)
+KUBELET := $(BIN)/kubelet
+KUBE_PROXY := $(BIN)/kube-proxy
+CONTAINERD := $(BIN)/containerd
+CTR := $(BIN)/ctr
+SHIM := $(BIN)/containerd-shim-runc-v2
+RUNC := $(BIN)/runc
+CNI_PLUGINS := $(BIN)/cni/bridge $(BIN)/cni/host-local $(BIN)/cni/loopback $(BIN)/cni/portmap
+COREDNS := $(BIN)/coredns
+PAUSE := $(BIN)/pause
+MARIADB_ROOTFS := $(BIN)/images/mariadb-10.11-rootfs.tar
+NODE := $(KUBELET) $(KUBE_PROXY) $(CONTAINERD) $(CTR) $(SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS) $(PAUSE) $(MARIADB_ROOTFS)
+
+# Debian packages the builds and tests need: iptables for kube-proxy,
+# libseccomp-dev for runc, mmdebstrap for the database image, MariaDB for
+# the SQL layer's tests on plain server processes.
+APT_PACKAGES := iptables libseccomp-dev mmdebstrap mariadb-server mariadb-client mariadb-backup
 
 CONTROLLER_TOOLS_VERSION := v0.23.0
 KWOK_VERSION := v0.8.0
+K8S_VERSION := v1.37.2
+# Without these the binaries report v0.0.0-master, and nodes with them.
+K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 \
+	-X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean
 
 ##@ General
 
@@ -84,8 +104,8 @@ control-plane: $(CONTROL_PLANE) ## Build etcd, kube-apiserver, controller-manage
 $(ETCD):
 	cd tools/etcd && go build -o $@ .
 
-$(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL):
-	cd tools/k8s && go build -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
+$(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL) $(KUBELET) $(KUBE_PROXY):
+	cd tools/k8s && go build -ldflags='$(K8S_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
 
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
@@ -95,3 +115,46 @@ $(CONTROLLER_GEN):
 # KwokVersion in internal/cluster.
 $(KWOK):
 	GOBIN=$(BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+
+##@ Real node (built from the Go module proxy and Debian's packages into bin/, skipped when present)
+
+.PHONY: deps
+deps: ## Install the Debian packages the builds and tests need (skipped when installed).
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "installing $$missing"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null || \
+	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null; }; fi
+
+.PHONY: node
+node: deps $(NODE) ## Build the real node: kubelet, kube-proxy, containerd, runc, CNI plugins, CoreDNS, pause and the MariaDB image.
+
+$(CONTAINERD) $(CTR) $(SHIM):
+	cd tools/containerd && go build -tags no_btrfs -o $@ github.com/containerd/containerd/v2/cmd/$(notdir $@)
+
+$(RUNC):
+	cd tools/runc && CGO_ENABLED=1 go build -tags seccomp -o $@ github.com/opencontainers/runc
+
+CNI_PKG_bridge := main/bridge
+CNI_PKG_host-local := ipam/host-local
+CNI_PKG_loopback := main/loopback
+CNI_PKG_portmap := meta/portmap
+$(BIN)/cni/%:
+	cd tools/cni && go build -o $@ github.com/containernetworking/plugins/plugins/$(CNI_PKG_$*)
+
+$(COREDNS):
+	cd tools/coredns && go build -o $@ .
+
+# The pause container of every pod sandbox, compiled from the kubernetes
+# module's own source (no registry here).
+$(PAUSE):
+	cd tools/k8s && gcc -Os -static -Wall -Werror -DVERSION=$(K8S_VERSION) -o $@ $$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c
+
+# The root filesystem of the database image: Debian bookworm with MariaDB
+# 10.11, the only MySQL-family server Debian has. The local cluster wraps it
+# as an image and imports it into containerd.
+$(MARIADB_ROOTFS):
+	mkdir -p $(dir $@)
+	mmdebstrap --quiet --format=tar --variant=essential --include=mariadb-server,mariadb-client,mariadb-backup,netbase \
+	  --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+	  --dpkgopt='path-exclude=/usr/share/locale/*' bookworm $@.tmp
+	mv $@.tmp $@

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,8 +40,14 @@ type Options struct {
 	Bin string
 	// Dir holds data, certificates, kubeconfigs and logs; empty means a new temporary directory.
 	Dir string
-	// Nodes is how many fake nodes to create; 0 means 3.
+	// Nodes is how many fake nodes to create; 0 means 3, or none with a
+	// real node.
 	Nodes int
+	// RealNode runs a real kubelet node (containerd, runc, CNI, CoreDNS,
+	// kube-proxy) that really starts containers, in a network namespace of
+	// its own. It needs root on Linux and `make node`. When the cluster has
+	// KWOK nodes too, the real node is tainted with RealNodeTaint.
+	RealNode bool
 	// Progress receives a line per step; nil discards them.
 	Progress io.Writer
 }
@@ -63,6 +70,13 @@ type Cluster struct {
 	procs    map[string]*process
 	managers []*Manager
 	order    []string
+
+	// net and record are the real node's network and teardown record;
+	// nil without a real node.
+	net    *nodeNet
+	record *nodeRecord
+	// stopStorage stops the real node's volume provisioner.
+	stopStorage func()
 }
 
 // Start starts every component in order and waits for each to be ready. On
@@ -74,7 +88,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if opts.Nodes == 0 {
+	if opts.Nodes == 0 && !opts.RealNode {
 		opts.Nodes = 3
 	}
 	if opts.Progress == nil {
@@ -101,20 +115,15 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
+	if opts.RealNode {
+		if err := c.startNodeNet(ctx); err != nil {
+			return nil, fmt.Errorf("node network: %w", err)
+		}
+	}
 	if err := c.writeFiles(); err != nil {
 		return nil, err
 	}
-	steps := []struct {
-		name  string
-		start func(context.Context) error
-	}{
-		{"etcd", c.startEtcd},
-		{"kube-apiserver", c.startAPIServer},
-		{"kube-controller-manager", c.startControllerManager},
-		{"kube-scheduler", c.startScheduler},
-		{"kwok", c.startKwok},
-		{"nodes", c.createNodes},
-	}
+	steps := c.steps()
 	for _, s := range steps {
 		begin := time.Now()
 		fmt.Fprintf(opts.Progress, "starting %s ...\n", s.name)
@@ -124,6 +133,31 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		fmt.Fprintf(opts.Progress, "%s up in %s\n", s.name, time.Since(begin).Round(10*time.Millisecond))
 	}
 	return c, nil
+}
+
+// step is one component of the cluster, started in order.
+type step struct {
+	name  string
+	start func(context.Context) error
+}
+
+// steps are the components to start: the control plane, KWOK and its
+// nodes when the cluster has any, the real node's when it has one.
+func (c *Cluster) steps() []step {
+	steps := []step{
+		{"etcd", c.startEtcd},
+		{"kube-apiserver", c.startAPIServer},
+		{"kube-controller-manager", c.startControllerManager},
+		{"kube-scheduler", c.startScheduler},
+	}
+	if c.opts.Nodes > 0 {
+		steps = append(steps, step{"kwok", c.startKwok}, step{"nodes", c.createNodes})
+	}
+	if c.opts.RealNode {
+		steps = append(steps, step{"containerd", c.startContainerd}, step{"coredns", c.startCoreDNS},
+			step{"kubelet", c.startKubelet}, step{"kube-proxy", c.startKubeProxy}, step{"storage", c.startStorage})
+	}
+	return steps
 }
 
 // LogPath returns the log file of a component.
@@ -138,16 +172,32 @@ func (c *Cluster) OperatorConfig() *rest.Config {
 	return cfg
 }
 
-// Stop stops every manager and component, the last started first.
+// Stop stops every manager and component, the last started first, and
+// tears the real node down: what runs in its pods, its mounts, cgroups,
+// network namespace and volumes go with it.
 func (c *Cluster) Stop() {
 	for _, m := range c.managers {
 		m.Stop()
 	}
 	c.managers = nil
+	if c.stopStorage != nil {
+		c.stopStorage()
+		c.stopStorage = nil
+	}
 	for i := len(c.order) - 1; i >= 0; i-- {
+		if c.order[i] == "containerd" && c.record != nil {
+			// The kubelet is stopped: nothing restarts the pods.
+			killCgroup(c.record.CgroupRoot)
+		}
 		c.stopProcess(c.order[i])
 	}
 	c.order = nil
+	if c.record != nil {
+		if err := c.record.teardown(); err != nil {
+			fmt.Fprintf(c.opts.Progress, "teardown of the real node: %v\n", err)
+		}
+		c.record, c.net = nil, nil
+	}
 }
 
 // RestartAPIServer stops kube-apiserver and starts it again on the same port.
@@ -159,7 +209,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 // startProcess starts a component binary of bin/ (or an absolute path) and
 // records it under name, in start order.
 func (c *Cluster) startProcess(name, binary string, args ...string) error {
-	if !filepath.IsAbs(binary) {
+	if !strings.Contains(binary, "/") {
 		binary = filepath.Join(c.opts.Bin, binary)
 	}
 	p, err := launch(c.LogPath(name), binary, args...)

@@ -31,7 +31,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	pki := filepath.Join(c.Dir, "pki")
 	if err := c.startProcess("kube-apiserver", "kube-apiserver",
 		"--etcd-servers="+fmt.Sprintf("http://127.0.0.1:%d", c.ports["etcd-client"]),
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--bind-address="+c.apiAddress(), "--advertise-address="+c.apiAddress(),
 		"--secure-port="+strconv.Itoa(c.ports["kube-apiserver"]),
 		"--cert-dir="+pki,
 		"--token-auth-file="+filepath.Join(pki, "tokens.csv"),
@@ -39,7 +39,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+filepath.Join(pki, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"),
-		"--service-cluster-ip-range=10.96.0.0/16",
+		"--service-cluster-ip-range="+c.serviceCIDR(),
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true"); err != nil {
 		return err
@@ -81,4 +81,22 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 		return err
 	}
 	return waitHTTP(ctx, c.procs["kube-scheduler"], fmt.Sprintf("https://127.0.0.1:%d/healthz", port), nil)
+}
+
+// apiAddress is where the API server listens: loopback, or the host end of
+// the real node's veth, the one address both the host and the node reach.
+func (c *Cluster) apiAddress() string {
+	if c.net != nil {
+		return c.net.HostIP()
+	}
+	return "127.0.0.1"
+}
+
+// serviceCIDR is the range of Service ClusterIPs; with a real node, one
+// the host routes to the node.
+func (c *Cluster) serviceCIDR() string {
+	if c.net != nil {
+		return c.net.ServiceCIDR()
+	}
+	return "10.96.0.0/16"
 }

@@ -36,7 +36,7 @@ func (c *Cluster) writeFiles() error {
 	if err := os.WriteFile(filepath.Join(c.Dir, "pki", "sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o600); err != nil {
 		return err
 	}
-	server := fmt.Sprintf("https://127.0.0.1:%d", c.ports["kube-apiserver"])
+	server := fmt.Sprintf("https://%s:%d", c.apiAddress(), c.ports["kube-apiserver"])
 	c.Config = &rest.Config{Host: server, BearerToken: adminToken, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 200, Burst: 400}
 	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
 	c.OperatorKubeconfig = filepath.Join(c.Dir, "operator.kubeconfig")

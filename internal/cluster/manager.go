@@ -3,32 +3,16 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/example/mysql-operator/internal/testenv"
 )
 
 // BuildManager compiles cmd/manager into dir, with the flags of the
 // Dockerfile and `make build`, and returns the binary's path.
 func BuildManager(dir string) (string, error) {
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, "manager")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/manager")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Dir = root
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/manager: %w\n%s", err, msg)
-	}
-	return out, nil
+	return buildCommand(context.Background(), dir, "manager")
 }
 
 // Manager is one operator process, supervised as a pod's container would
