@@ -1,0 +1,152 @@
+package dbop
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/example/mysql-operator/topology"
+)
+
+// Stmt is one SQL statement with its placeholder arguments.
+type Stmt struct {
+	// SQL is the statement text with ? placeholders; it never contains a value.
+	SQL string
+	// Args are the placeholder values, in order.
+	Args []any
+	// Secret marks statements whose arguments carry a password: server error
+	// messages for them are withheld, since some echo the offending value.
+	Secret bool
+}
+
+// Source is a replication source (or clone donor) and the account to use on it.
+type Source struct {
+	// Host is the source's address as the replica reaches it.
+	Host string
+	// Port is the source's MySQL port.
+	Port int
+	// User and Password are the replication (or donor) account.
+	User string
+	// Password is User's password.
+	Password string
+	// SSL asks for TLS to the source. MySQL always uses TLS (SOURCE_SSL=1); on
+	// MariaDB it is MASTER_SSL=1, which needs certificates on the source.
+	SSL bool
+}
+
+// validate checks a Source without echoing the password.
+func (s Source) validate() error {
+	switch {
+	case s.Host == "":
+		return errors.New("source host is empty")
+	case s.Port < 1 || s.Port > 65535:
+		return fmt.Errorf("source port %d out of range", s.Port)
+	case s.User == "":
+		return errors.New("source user is empty")
+	}
+	if err := checkText("source host", s.Host); err != nil {
+		return err
+	}
+	if err := checkText("source user", s.User); err != nil {
+		return err
+	}
+	return checkText("source password", s.Password)
+}
+
+// Dialect renders the statements of one server family. The implementations are
+// MySQL (8.4 and later) and MariaDB (10.11 and later); DialectFor picks one from a
+// parsed version. The interface is sealed.
+type Dialect interface {
+	// Engine is the server family.
+	Engine() Engine
+	// Flavor is the GTID flavor of the family.
+	Flavor() topology.Flavor
+	// StatusQuery is the multi-statement query Instance.Status sends in one round
+	// trip.
+	StatusQuery() string
+	// SetReadOnly stops writes by ordinary users (MySQL: super_read_only).
+	SetReadOnly() []Stmt
+	// SetWritable allows writes again.
+	SetWritable() []Stmt
+	// ChangeSource points replication at src (replication must be stopped).
+	ChangeSource(src Source) ([]Stmt, error)
+	// StartReplica starts both replication threads.
+	StartReplica() []Stmt
+	// StopReplica stops both replication threads.
+	StopReplica() []Stmt
+	// StopIOThread stops only the receiver thread (fencing before a failover).
+	StopIOThread() []Stmt
+	// ResetReplica forgets the replication configuration.
+	ResetReplica() []Stmt
+	// WaitForGTID waits up to timeout (whole seconds, at least 1) for gtids to be
+	// executed; WaitTimedOut tells its single result apart.
+	WaitForGTID(gtids string, timeout time.Duration) Stmt
+	// WaitTimedOut reports whether WaitForGTID's result means "timed out".
+	WaitTimedOut(result int64) bool
+	// EnableSemiSyncSource makes commits wait for waitCount replica
+	// acknowledgements (MariaDB: always one), never falling back to asynchronous.
+	EnableSemiSyncSource(waitCount int) ([]Stmt, error)
+	// DisableSemiSyncSource turns the source side of semi-sync off.
+	DisableSemiSyncSource() []Stmt
+	// EnableSemiSyncReplica makes the replica acknowledge (before START REPLICA).
+	EnableSemiSyncReplica() []Stmt
+	// DisableSemiSyncReplica turns the replica side of semi-sync off.
+	DisableSemiSyncReplica() []Stmt
+	// SetGTIDSlavePos sets MariaDB's replication position (seeding).
+	SetGTIDSlavePos(pos string) ([]Stmt, error)
+	// SetGTIDBinlogState sets MariaDB's binlog GTID state on an empty binlog.
+	SetGTIDBinlogState(state string) ([]Stmt, error)
+	// CloneFrom replaces the data with a copy of donor's (MySQL clone plugin).
+	CloneFrom(donor Source) ([]Stmt, error)
+	// ResetBinlogs deletes the binary logs and the GTID history.
+	ResetBinlogs() []Stmt
+	// ListConnections returns ID, USER, HOST, COMMAND of every other connection.
+	ListConnections() Stmt
+	// KillConnection kills one connection.
+	KillConnection(id int64) Stmt
+	// Bootstrap renders the SQL file a new data directory runs once.
+	Bootstrap(cfg BootstrapConfig) (string, error)
+
+	names() statusNames
+	privileges() map[string]bool
+}
+
+// ErrNotSupported is returned for an operation the dialect does not have.
+var ErrNotSupported = errors.New("not supported by this server family")
+
+// statusNames are the column and variable names a dialect's status output uses.
+type statusNames struct {
+	sourceHost, sourcePort, ioRunning, sqlRunning, retrieved, lag         string
+	semiSourceEnabled, semiWaitCount, semiTimeout, semiReplicaEnabled     string
+	semiSourceStatus, semiClients, semiYesTx, semiNoTx, semiReplicaStatus string
+}
+
+// semiSyncTimeout is how long a semi-sync primary waits for acknowledgements before
+// it would fall back to asynchronous replication: 2^32-1 ms (49.7 days), the
+// largest value MySQL accepts. Falling back silently would acknowledge commits that
+// exist on the primary only, which a failover would then lose; with this timeout a
+// primary without acknowledging replicas blocks commits instead (and, with
+// wait_no_replica/wait_no_slave ON, keeps waiting with no replica connected) until
+// the operator repairs the replicas or fails over.
+const semiSyncTimeout = 1<<32 - 1
+
+// connectRetry is the seconds between a replica's attempts to reconnect.
+const connectRetry = 10
+
+// waitSeconds converts a wait timeout to whole seconds, at least 1.
+func waitSeconds(d time.Duration) int64 {
+	s := int64((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
+
+// stmt is a shorthand for a statement without secrets.
+func stmt(sql string, args ...any) Stmt { return Stmt{SQL: sql, Args: args} }
+
+// stmts is a shorthand for a list of statements without arguments.
+func stmts(sqls ...string) []Stmt {
+	out := make([]Stmt, len(sqls))
+	for i, s := range sqls {
+		out[i] = Stmt{SQL: s}
+	}
+	return out
+}

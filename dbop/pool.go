@@ -1,0 +1,223 @@
+package dbop
+
+import (
+	"context"
+	"crypto/tls"
+	"database/sql"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Credentials is the account the operator logs in with.
+type Credentials struct {
+	// User is the account name (normally AdminUser).
+	User string
+	// Password is the account's password.
+	Password string
+}
+
+// Options bound the connections to one instance. The zero value of a field means
+// the default of DefaultOptions.
+type Options struct {
+	// MaxOpen is the most connections open to one instance (default 2).
+	MaxOpen int
+	// IdleTimeout closes connections idle that long (default 30s).
+	IdleTimeout time.Duration
+	// DialTimeout bounds connecting (default 5s).
+	DialTimeout time.Duration
+	// ReadTimeout and WriteTimeout bound each network read and write (default
+	// 30s). WaitForGTID waits in server-side slices shorter than ReadTimeout.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds each network write (default 30s).
+	WriteTimeout time.Duration
+	// TLS, when set, is used for the connections.
+	TLS *tls.Config
+	// Dial replaces the network dialer (tests count round trips with it).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// DefaultOptions returns the defaults: 2 connections, 30s idle timeout, 5s dial
+// timeout, 30s read and write timeouts.
+func DefaultOptions() Options {
+	return Options{MaxOpen: 2, IdleTimeout: 30 * time.Second, DialTimeout: 5 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+}
+
+// withDefaults fills zero fields from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.MaxOpen <= 0 {
+		o.MaxOpen = d.MaxOpen
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = d.IdleTimeout
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = d.DialTimeout
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = d.ReadTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = d.WriteTimeout
+	}
+	return o
+}
+
+// Instance is the handle on one MySQL or MariaDB server: a small *sql.DB and the
+// dialect detected once from VERSION(). It is safe for concurrent use.
+type Instance struct {
+	addr        string
+	cred        Credentials
+	db          *sql.DB
+	readTimeout time.Duration
+
+	mu      sync.Mutex
+	dialect Dialect
+	version Version
+}
+
+// Open returns an Instance for addr ("host:port", or a unix socket path starting
+// with "/"). It does not connect: the first operation does.
+func Open(addr string, cred Credentials, o Options) (*Instance, error) {
+	o = o.withDefaults()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd = cred.User, cred.Password
+	cfg.Net, cfg.Addr = "tcp", addr
+	if strings.HasPrefix(addr, "/") {
+		cfg.Net = "unix"
+	}
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = o.DialTimeout, o.ReadTimeout, o.WriteTimeout
+	// Placeholders are interpolated by the driver (escaped for the session's
+	// sql_mode): the server cannot prepare CHANGE MASTER, CREATE USER or GRANT,
+	// and every statement then costs one round trip.
+	cfg.InterpolateParams = true
+	// Status reads everything in one COM_QUERY of several statements. No statement
+	// is built from user text, so this does not widen injection.
+	cfg.MultiStatements = true
+	cfg.TLS, cfg.DialFunc = o.TLS, o.Dial
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", addr, err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(o.MaxOpen)
+	db.SetMaxIdleConns(o.MaxOpen)
+	db.SetConnMaxIdleTime(o.IdleTimeout)
+	return &Instance{addr: addr, cred: cred, db: db, readTimeout: o.ReadTimeout}, nil
+}
+
+// Addr returns the instance's address.
+func (i *Instance) Addr() string { return i.addr }
+
+// Close closes the instance's connections.
+func (i *Instance) Close() error { return i.db.Close() }
+
+// Dialect returns the instance's dialect, detecting it from SELECT VERSION() on
+// first use. A failed detection is retried on the next call.
+func (i *Instance) Dialect(ctx context.Context) (Dialect, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.dialect != nil {
+		return i.dialect, nil
+	}
+	var s string
+	if err := i.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&s); err != nil {
+		return nil, fmt.Errorf("detect version of %s: %w", i.addr, err)
+	}
+	v, err := ParseVersion(s)
+	if err != nil {
+		return nil, fmt.Errorf("detect version of %s: %w", i.addr, err)
+	}
+	d, err := DialectFor(v)
+	if err != nil {
+		return nil, fmt.Errorf("detect version of %s: %w", i.addr, err)
+	}
+	i.dialect, i.version = d, v
+	return d, nil
+}
+
+// noteVersion re-selects the dialect when Status saw another version (the server
+// was upgraded behind the same address).
+func (i *Instance) noteVersion(v Version) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if v.Engine == i.version.Engine && v.Major == i.version.Major && v.Minor == i.version.Minor {
+		return
+	}
+	if d, err := DialectFor(v); err == nil {
+		i.dialect, i.version = d, v
+	}
+}
+
+// Pool keeps one Instance per address, so that a reconciler that observes every
+// instance each time reuses its connections. It is safe for concurrent use.
+type Pool struct {
+	opts    Options
+	mu      sync.Mutex
+	entries map[string]*Instance
+}
+
+// NewPool returns an empty pool whose instances use o.
+func NewPool(o Options) *Pool {
+	return &Pool{opts: o.withDefaults(), entries: map[string]*Instance{}}
+}
+
+// Get returns the Instance for addr, opening it on first use. An instance opened
+// with other credentials (a rotated password) is closed and replaced.
+func (p *Pool) Get(addr string, cred Credentials) (*Instance, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if in, ok := p.entries[addr]; ok {
+		if in.cred == cred {
+			return in, nil
+		}
+		_ = in.Close()
+		delete(p.entries, addr)
+	}
+	in, err := Open(addr, cred, p.opts)
+	if err != nil {
+		return nil, err
+	}
+	p.entries[addr] = in
+	return in, nil
+}
+
+// Forget closes and drops the Instance for addr (the instance was deleted).
+func (p *Pool) Forget(addr string) error {
+	p.mu.Lock()
+	in, ok := p.entries[addr]
+	delete(p.entries, addr)
+	p.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return in.Close()
+}
+
+// Len returns the number of instances held.
+func (p *Pool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.entries)
+}
+
+// Close closes every instance.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	entries := p.entries
+	p.entries = map[string]*Instance{}
+	p.mu.Unlock()
+	var first error
+	for _, in := range entries {
+		if err := in.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
