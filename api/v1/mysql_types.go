@@ -16,6 +16,9 @@ const (
 	ConditionReconciling = "Reconciling"
 	// ConditionStalled is True when the spec cannot be realised without a user change.
 	ConditionStalled = "Stalled"
+	// ConditionEndOfLife is True when the MySQL runs a version its vendor
+	// no longer supports. It does not fail the MySQL; kstatus ignores it.
+	ConditionEndOfLife = "EndOfLife"
 )
 
 // Phase is a one-word summary of a MySQL's state, for humans and printer columns.
@@ -43,6 +46,17 @@ const (
 	VolumeDelete VolumeDeletionPolicy = "Delete"
 )
 
+// Engine is the database server software of a MySQL.
+// +kubebuilder:validation:Enum=MySQL;MariaDB
+type Engine string
+
+const (
+	// EngineMySQL is Oracle MySQL, versions 5.7, 8.0, 8.4 and 9.7.
+	EngineMySQL Engine = "MySQL"
+	// EngineMariaDB is MariaDB Server, versions 10.11, 11.4 and 11.8.
+	EngineMariaDB Engine = "MariaDB"
+)
+
 // SecretKeyReference names a key of a Secret in the MySQL's namespace.
 type SecretKeyReference struct {
 	// name is the name of the Secret.
@@ -65,6 +79,7 @@ type SecretKeyReference struct {
 type ConfigValue string
 
 // MySQLSpec is the desired state of a MySQL.
+// +kubebuilder:validation:XValidation:rule="(has(self.engine) && self.engine == 'MariaDB') ? self.version in ['10.11', '11.4', '11.8'] : self.version in ['5.7', '8.0', '8.4', '9.7']",message="version: MySQL takes 5.7, 8.0, 8.4 or 9.7; MariaDB takes 10.11, 11.4 or 11.8"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClassName) || has(self.storageClassName)",message="storageClassName: cannot be removed once set"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.storageClassName) || !has(self.storageClassName)",message="storageClassName: cannot be set after creation"
 type MySQLSpec struct {
@@ -74,13 +89,27 @@ type MySQLSpec struct {
 	// +required
 	Replicas int32 `json:"replicas"`
 
-	// version is the MySQL major version, "5.7" or "8.0". It cannot go back from "8.0" to "5.7".
-	// +kubebuilder:validation:Enum="5.7";"8.0"
-	// +kubebuilder:validation:XValidation:rule="!(oldSelf == '8.0' && self == '5.7')",message="version: cannot be downgraded from 8.0 to 5.7"
+	// engine is the server software: MySQL (the default) or MariaDB. It is
+	// immutable: moving data between engines is a migration, not an upgrade.
+	// +kubebuilder:default=MySQL
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine: is immutable"
+	// +optional
+	Engine Engine `json:"engine,omitempty"`
+
+	// version is the server's major version: for MySQL "8.4" or "9.7" (the
+	// LTS lines; "5.7" and "8.0" are end of life), for MariaDB "10.11",
+	// "11.4" or "11.8". It changes only by an in-place upgrade to the next
+	// version (5.7 -> 8.0 -> 8.4 -> 9.7, 10.11 -> 11.4 -> 11.8): never
+	// down, never skipping one.
+	// +kubebuilder:validation:Enum="5.7";"8.0";"8.4";"9.7";"10.11";"11.4";"11.8"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf || [['5.7', '8.0'], ['8.0', '8.4'], ['8.4', '9.7'], ['10.11', '11.4'], ['11.4', '11.8']].exists(s, s[0] == oldSelf && s[1] == self)",message="version: cannot be downgraded or skip a version; only an in-place upgrade to the next one is allowed (5.7 -> 8.0 -> 8.4 -> 9.7, 10.11 -> 11.4 -> 11.8)"
 	// +required
 	Version string `json:"version"`
 
-	// image overrides the container image, which is mysql:<version> by default.
+	// image overrides the container image, which is mysql:<version> or
+	// mariadb:<version> by default. The operator starts the server itself
+	// (it does not rely on the image's entrypoint), so any image with the
+	// engine's server binaries works.
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Image string `json:"image,omitempty"`
@@ -114,8 +143,11 @@ type MySQLSpec struct {
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// config holds my.cnf settings of the [mysqld] section, key to value.
+	// The settings the operator owns (paths, ports, server identity,
+	// binary logs, GTIDs, read-only, replication and semi-sync) are refused.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z0-9_.-]{1,64}$'))",message="config: keys must be 1 to 64 letters, digits, '_', '-' or '.'"
+	// +kubebuilder:validation:XValidation:rule="!self.exists(k, k.lowerAscii().replace('-', '_') in ['datadir', 'socket', 'port', 'bind_address', 'pid_file', 'tmpdir', 'user', 'skip_networking', 'server_id', 'report_host', 'log_bin', 'log_bin_basename', 'relay_log', 'gtid_mode', 'enforce_gtid_consistency', 'gtid_strict_mode', 'gtid_domain_id', 'read_only', 'super_read_only', 'skip_slave_start', 'skip_replica_start', 'log_slave_updates', 'log_replica_updates', 'binlog_format'] || k.lowerAscii().replace('-', '_').startsWith('rpl_semi_sync'))",message="config: a setting the operator owns is refused (paths, port, server_id, report_host, binary logs, GTIDs, read_only, replication, semi-sync)"
 	// +optional
 	Config map[string]ConfigValue `json:"config,omitempty"`
 
@@ -135,6 +167,53 @@ type MySQLSpec struct {
 	// affinity holds the pods' scheduling constraints.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+}
+
+// InstanceRole is the part an instance plays in a MySQL.
+// +kubebuilder:validation:Enum=Primary;Replica;Errant;Empty;Unknown
+type InstanceRole string
+
+// Roles of an instance.
+const (
+	// RolePrimary is the writable source of the MySQL.
+	RolePrimary InstanceRole = "Primary"
+	// RoleReplica replicates from the primary.
+	RoleReplica InstanceRole = "Replica"
+	// RoleErrant has transactions the primary never had: it is out of the
+	// replicas' Service, never promoted and never re-initialised by the
+	// operator; a human decides.
+	RoleErrant InstanceRole = "Errant"
+	// RoleEmpty has no data yet and waits to be seeded.
+	RoleEmpty InstanceRole = "Empty"
+	// RoleUnknown could not be observed.
+	RoleUnknown InstanceRole = "Unknown"
+)
+
+// InstanceStatus is what the operator last observed of one instance.
+type InstanceStatus struct {
+	// name is the pod's name.
+	Name string `json:"name"`
+
+	// role is the part the instance plays.
+	Role InstanceRole `json:"role"`
+
+	// ready is true for a writable primary, and for a replica whose
+	// replication threads run without error under the lag threshold.
+	Ready bool `json:"ready"`
+
+	// message says why the instance is not ready.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// gtidExecuted is the instance's executed GTID set, refreshed at most
+	// once a minute while nothing else changes.
+	// +optional
+	GTIDExecuted string `json:"gtidExecuted,omitempty"`
+
+	// lagSeconds is how far a replica is behind its source, refreshed as
+	// gtidExecuted is.
+	// +optional
+	LagSeconds *int64 `json:"lagSeconds,omitempty"`
 }
 
 // MySQLStatus is the observed state of a MySQL.
@@ -160,11 +239,23 @@ type MySQLStatus struct {
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
+	// currentPrimary is the pod the operator made primary. It lives in
+	// status, never in spec, so that a GitOps tool never reverts it.
+	// +optional
+	CurrentPrimary string `json:"currentPrimary,omitempty"`
+
+	// instances is what the operator last observed of each instance.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Instances []InstanceStatus `json:"instances,omitempty"`
+
 	// message is a human-readable summary of the state.
 	// +optional
 	Message string `json:"message,omitempty"`
 
-	// conditions are Ready, Reconciling and Stalled, by the kstatus conventions.
+	// conditions are Ready, Reconciling and Stalled, by the kstatus
+	// conventions, and EndOfLife when the version is no longer supported.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -172,13 +263,19 @@ type MySQLStatus struct {
 }
 
 // MySQL is a MySQL database run by the operator as a StatefulSet and its companions.
+// Its name names the StatefulSet, its pods and Services, so it is a DNS label
+// short enough for a pod's controller-revision-hash label.
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name: must start with a lowercase letter and hold only lowercase letters, digits and '-', since it names Services"
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="metadata.name: at most 52 characters, so that its pods' controller-revision-hash label fits in 63"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=my,categories=all
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.engine`,priority=1
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.currentPrimary`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:metadata:labels="applyset.kubernetes.io/is-parent-type=true"

@@ -47,7 +47,15 @@ func TestValidation(t *testing.T) {
 		{"config key with a space", map[string]any{"replicas": 1, "version": "8.0", "config": map[string]any{"bad key": "1"}}, "config: keys must be"},
 		{"config value with a newline", map[string]any{"replicas": 1, "version": "8.0", "config": map[string]any{"k": "1\n[client]"}}, "spec.config.k"},
 		{"volumeDeletionPolicy unknown", map[string]any{"replicas": 1, "version": "8.0", "volumeDeletionPolicy": "Shred"}, "spec.volumeDeletionPolicy"},
+		{"MySQL version for MariaDB", map[string]any{"replicas": 1, "engine": "MariaDB", "version": "8.4"}, "version: MySQL takes"},
+		{"MariaDB version for MySQL", map[string]any{"replicas": 1, "version": "10.11"}, "version: MySQL takes"},
+		{"engine unknown", map[string]any{"replicas": 1, "engine": "Postgres", "version": "8.4"}, "spec.engine"},
+		{"config owns server-id", map[string]any{"replicas": 1, "version": "8.4", "config": map[string]any{"server-id": "7"}}, "config: a setting the operator owns"},
+		{"config owns Log_Bin", map[string]any{"replicas": 1, "version": "8.4", "config": map[string]any{"Log_Bin": "x"}}, "config: a setting the operator owns"},
+		{"config owns semi-sync", map[string]any{"replicas": 1, "version": "8.4", "config": map[string]any{"rpl_semi_sync_master_timeout": "1"}}, "config: a setting the operator owns"},
 		{"minimal valid", map[string]any{"replicas": 1, "version": "5.7"}, ""},
+		{"MariaDB valid", map[string]any{"replicas": 3, "engine": "MariaDB", "version": "10.11"}, ""},
+		{"LTS valid", map[string]any{"replicas": 3, "version": "9.7", "config": map[string]any{"innodb_buffer_pool_size": "1G"}}, ""},
 		{"full valid", map[string]any{"replicas": 10, "version": "8.0", "storageSize": "20Gi", "storageClassName": "fast",
 			"config": map[string]any{"max_connections": "500"}, "rootPasswordSecretRef": map[string]any{"name": "pw"}}, ""},
 	}
@@ -70,6 +78,23 @@ func TestValidation(t *testing.T) {
 		})
 	}
 
+	names := []struct{ name, wantErr string }{
+		{"1db", "metadata.name: must start with a lowercase letter"},
+		{strings.Repeat("a", 53), "metadata.name: at most 52 characters"},
+		{strings.Repeat("a", 52), ""},
+	}
+	for _, tt := range names {
+		t.Run("name/"+tt.name, func(t *testing.T) {
+			err := c.Create(ctx, mysql(tt.name, map[string]any{"replicas": 1, "version": "8.4"}))
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("valid name rejected: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v does not name %q", err, tt.wantErr)
+			}
+		})
+	}
+
 	t.Run("defaults", func(t *testing.T) {
 		if err := c.Create(ctx, mysql("defaults", map[string]any{"replicas": 1, "version": "8.0"})); err != nil {
 			t.Fatal(err)
@@ -78,8 +103,8 @@ func TestValidation(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "defaults"}, got); err != nil {
 			t.Fatal(err)
 		}
-		if got.Spec.StorageSize != "10Gi" || got.Spec.VolumeDeletionPolicy != databasev1.VolumeRetain {
-			t.Errorf("defaults not applied: storageSize=%q volumeDeletionPolicy=%q", got.Spec.StorageSize, got.Spec.VolumeDeletionPolicy)
+		if got.Spec.StorageSize != "10Gi" || got.Spec.VolumeDeletionPolicy != databasev1.VolumeRetain || got.Spec.Engine != databasev1.EngineMySQL {
+			t.Errorf("defaults not applied: storageSize=%q volumeDeletionPolicy=%q engine=%q", got.Spec.StorageSize, got.Spec.VolumeDeletionPolicy, got.Spec.Engine)
 		}
 		if got.Status.ObservedGeneration != -1 {
 			t.Errorf("status.observedGeneration = %d, want -1 before any reconcile", got.Status.ObservedGeneration)
@@ -93,6 +118,13 @@ func TestValidation(t *testing.T) {
 	}{
 		{"downgrade 8.0 to 5.7", map[string]any{"replicas": 1, "version": "8.0"}, map[string]any{"replicas": 1, "version": "5.7"}, "version: cannot be downgraded"},
 		{"upgrade 5.7 to 8.0", map[string]any{"replicas": 1, "version": "5.7"}, map[string]any{"replicas": 1, "version": "8.0"}, ""},
+		{"upgrade 8.0 to 8.4", map[string]any{"replicas": 1, "version": "8.0"}, map[string]any{"replicas": 1, "version": "8.4"}, ""},
+		{"upgrade 8.4 to 9.7", map[string]any{"replicas": 1, "version": "8.4"}, map[string]any{"replicas": 1, "version": "9.7"}, ""},
+		{"skip 8.4", map[string]any{"replicas": 1, "version": "8.0"}, map[string]any{"replicas": 1, "version": "9.7"}, "version: cannot be downgraded or skip"},
+		{"downgrade 9.7 to 8.4", map[string]any{"replicas": 1, "version": "9.7"}, map[string]any{"replicas": 1, "version": "8.4"}, "version: cannot be downgraded"},
+		{"upgrade 10.11 to 11.4", map[string]any{"replicas": 1, "engine": "MariaDB", "version": "10.11"}, map[string]any{"replicas": 1, "engine": "MariaDB", "version": "11.4"}, ""},
+		{"skip 11.4", map[string]any{"replicas": 1, "engine": "MariaDB", "version": "10.11"}, map[string]any{"replicas": 1, "engine": "MariaDB", "version": "11.8"}, "version: cannot be downgraded or skip"},
+		{"engine change", map[string]any{"replicas": 1, "version": "8.4"}, map[string]any{"replicas": 1, "engine": "MariaDB", "version": "10.11"}, "engine: is immutable"},
 		{"storage shrink", map[string]any{"replicas": 1, "version": "8.0", "storageSize": "20Gi"}, map[string]any{"replicas": 1, "version": "8.0", "storageSize": "10Gi"}, "storageSize: cannot shrink"},
 		{"storage growth", map[string]any{"replicas": 1, "version": "8.0", "storageSize": "10Gi"}, map[string]any{"replicas": 1, "version": "8.0", "storageSize": "30Gi"}, ""},
 		{"storageClassName change", map[string]any{"replicas": 1, "version": "8.0", "storageClassName": "a"}, map[string]any{"replicas": 1, "version": "8.0", "storageClassName": "b"}, "storageClassName: is immutable"},
