@@ -1,19 +1,12 @@
 package controller
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
@@ -57,27 +50,29 @@ func ownerRef(m *databasev1.MySQL) *metav1ac.OwnerReferenceApplyConfiguration {
 // the password already stored, or a new one only when none exists; the data
 // is sent as data, never stringData, so an unchanged apply is a no-op.
 func RootSecret(m *databasev1.MySQL, password []byte) *corev1ac.SecretApplyConfiguration {
-	return corev1ac.Secret(RootSecretName(m), m.Namespace).
+	return passwordSecret(m, RootSecretName(m), map[string][]byte{rootPasswordKey: password})
+}
+
+// OperatorSecret returns the Secret of the passwords of the operator's own
+// database accounts (admin, replication, agent), generated once.
+func OperatorSecret(m *databasev1.MySQL, data map[string][]byte) *corev1ac.SecretApplyConfiguration {
+	return passwordSecret(m, OperatorSecretName(m), map[string][]byte{
+		adminPasswordKey: data[adminPasswordKey], replPasswordKey: data[replPasswordKey], agentPasswordKey: data[agentPasswordKey]})
+}
+
+// passwordSecret returns a Secret of passwords. It is owned by the MySQL,
+// and deleted with it, only when its volumes are (volumeDeletionPolicy
+// Delete): retained volumes keep the passwords that open them, so that a
+// MySQL created again over them logs in.
+func passwordSecret(m *databasev1.MySQL, name string, data map[string][]byte) *corev1ac.SecretApplyConfiguration {
+	s := corev1ac.Secret(name, m.Namespace).
 		WithLabels(childLabels(m)).
-		WithOwnerReferences(ownerRef(m)).
 		WithType(corev1.SecretTypeOpaque).
-		WithData(map[string][]byte{rootPasswordKey: password})
-}
-
-// MyCnf renders spec.config as the [mysqld] section of my.cnf, keys sorted.
-func MyCnf(m *databasev1.MySQL) string {
-	var b strings.Builder
-	b.WriteString("[mysqld]\n")
-	for _, k := range slices.Sorted(maps.Keys(m.Spec.Config)) {
-		b.WriteString(k + " = " + string(m.Spec.Config[k]) + "\n")
+		WithData(data)
+	if m.Spec.VolumeDeletionPolicy == databasev1.VolumeDelete {
+		s.WithOwnerReferences(ownerRef(m))
 	}
-	return b.String()
-}
-
-// ConfigHash returns the hash of my.cnf the pod template carries.
-func ConfigHash(m *databasev1.MySQL) string {
-	sum := sha256.Sum256([]byte(MyCnf(m)))
-	return hex.EncodeToString(sum[:8])
+	return s
 }
 
 // ConfigMap returns the ConfigMap holding my.cnf.
@@ -111,11 +106,30 @@ func HeadlessService(m *databasev1.MySQL) *corev1ac.ServiceApplyConfiguration {
 		WithSelector(SelectorLabels(m)))
 }
 
-// Service returns the client Service, which routes to ready pods.
+// Service returns the client Service, which routes to the primary: the
+// name clients had before the MySQL had replicas keeps taking writes.
 func Service(m *databasev1.MySQL) *corev1ac.ServiceApplyConfiguration {
-	return service(m, ServiceName(m), corev1ac.ServiceSpec().
+	return roleService(m, ServiceName(m), rolePrimary)
+}
+
+// PrimaryService returns the Service of the primary, read-write.
+func PrimaryService(m *databasev1.MySQL) *corev1ac.ServiceApplyConfiguration {
+	return roleService(m, PrimaryServiceName(m), rolePrimary)
+}
+
+// ReplicasService returns the Service of the ready replicas, read-only.
+func ReplicasService(m *databasev1.MySQL) *corev1ac.ServiceApplyConfiguration {
+	return roleService(m, ReplicasServiceName(m), roleReplica)
+}
+
+// roleService returns a Service of the ready pods of one role, which the
+// operator keeps in their LabelRole.
+func roleService(m *databasev1.MySQL, name, role string) *corev1ac.ServiceApplyConfiguration {
+	selector := SelectorLabels(m)
+	selector[LabelRole] = role
+	return service(m, name, corev1ac.ServiceSpec().
 		WithType(corev1.ServiceTypeClusterIP).
-		WithSelector(SelectorLabels(m)))
+		WithSelector(selector))
 }
 
 // PodDisruptionBudget returns the PodDisruptionBudget, which lets one pod go
@@ -127,112 +141,6 @@ func PodDisruptionBudget(m *databasev1.MySQL) *policyv1ac.PodDisruptionBudgetApp
 		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
 			WithMaxUnavailable(intstr.FromInt32(1)).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(m))))
-}
-
-// StatefulSet returns the StatefulSet running mysqld.
-func StatefulSet(m *databasev1.MySQL) *appsv1ac.StatefulSetApplyConfiguration {
-	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-	if m.Spec.VolumeDeletionPolicy == databasev1.VolumeDelete {
-		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
-	}
-	return appsv1ac.StatefulSet(StatefulSetName(m), m.Namespace).
-		WithLabels(childLabels(m)).
-		WithOwnerReferences(ownerRef(m)).
-		WithSpec(appsv1ac.StatefulSetSpec().
-			WithReplicas(m.Spec.Replicas).
-			WithServiceName(HeadlessServiceName(m)).
-			WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(m))).
-			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
-				WithWhenDeleted(whenDeleted).
-				WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)).
-			WithTemplate(podTemplate(m)).
-			WithVolumeClaimTemplates(dataClaim(m)))
-}
-
-func dataClaim(m *databasev1.MySQL) *corev1ac.PersistentVolumeClaimApplyConfiguration {
-	size := m.Spec.StorageSize
-	if size == "" {
-		size = defaultStorageSize
-	}
-	spec := corev1ac.PersistentVolumeClaimSpec().
-		WithAccessModes(corev1.ReadWriteOnce).
-		WithVolumeMode(corev1.PersistentVolumeFilesystem).
-		WithResources(corev1ac.VolumeResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}))
-	if m.Spec.StorageClassName != nil {
-		spec.WithStorageClassName(*m.Spec.StorageClassName)
-	}
-	// A claim template carries no namespace: the StatefulSet's is used.
-	// volumeClaimTemplates is an atomic list, so the operator owns the
-	// fields the API server defaults in it (volumeMode, status.phase):
-	// they are stated here so that an unchanged template compares equal.
-	claim := &corev1ac.PersistentVolumeClaimApplyConfiguration{}
-	return claim.WithName(dataVolume).WithSpec(spec).
-		WithStatus(corev1ac.PersistentVolumeClaimStatus().WithPhase(corev1.ClaimPending))
-}
-
-func podTemplate(m *databasev1.MySQL) *corev1ac.PodTemplateSpecApplyConfiguration {
-	spec := corev1ac.PodSpec().
-		WithSecurityContext(corev1ac.PodSecurityContext().
-			WithRunAsNonRoot(true).
-			WithRunAsUser(mysqlUID).
-			WithRunAsGroup(mysqlUID).
-			WithFSGroup(mysqlUID).
-			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
-		WithContainers(mysqlContainer(m)).
-		WithVolumes(
-			corev1ac.Volume().WithName(configVolume).
-				WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(ConfigMapName(m))),
-			corev1ac.Volume().WithName(runVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
-			corev1ac.Volume().WithName(tmpVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
-	if len(m.Spec.NodeSelector) > 0 {
-		spec.WithNodeSelector(m.Spec.NodeSelector)
-	}
-	for i := range m.Spec.Tolerations {
-		spec.WithTolerations(toleration(m.Spec.Tolerations[i]))
-	}
-	if m.Spec.Affinity != nil {
-		spec.WithAffinity(affinity(m.Spec.Affinity))
-	}
-	return corev1ac.PodTemplateSpec().
-		WithLabels(SelectorLabels(m)).
-		WithAnnotations(map[string]string{AnnotationConfigHash: ConfigHash(m)}).
-		WithSpec(spec)
-}
-
-func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
-	secret, key := PasswordRef(m)
-	c := corev1ac.Container().
-		WithName(containerName).
-		WithImage(Image(m)).
-		WithPorts(corev1ac.ContainerPort().WithName("mysql").WithContainerPort(mysqlPort).WithProtocol(corev1.ProtocolTCP)).
-		WithEnv(corev1ac.EnvVar().WithName(passwordEnv).WithValueFrom(corev1ac.EnvVarSource().
-			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(secret).WithKey(key)))).
-		WithReadinessProbe(corev1ac.Probe().
-			WithExec(corev1ac.ExecAction().WithCommand("sh", "-c", `MYSQL_PWD="$MYSQL_ROOT_PASSWORD" mysql -h 127.0.0.1 -uroot -e "SELECT 1"`)).
-			WithInitialDelaySeconds(5).WithPeriodSeconds(10).WithTimeoutSeconds(5)).
-		WithLivenessProbe(corev1ac.Probe().
-			WithExec(corev1ac.ExecAction().WithCommand("sh", "-c", `MYSQL_PWD="$MYSQL_ROOT_PASSWORD" mysqladmin -h 127.0.0.1 -uroot ping`)).
-			WithInitialDelaySeconds(30).WithPeriodSeconds(10).WithTimeoutSeconds(5).WithFailureThreshold(6)).
-		WithSecurityContext(corev1ac.SecurityContext().
-			WithAllowPrivilegeEscalation(false).
-			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL"))).
-		WithVolumeMounts(
-			corev1ac.VolumeMount().WithName(dataVolume).WithMountPath(dataMountPath),
-			corev1ac.VolumeMount().WithName(configVolume).WithMountPath(configMountPath).WithReadOnly(true),
-			corev1ac.VolumeMount().WithName(runVolume).WithMountPath(runMountPath),
-			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath(tmpMountPath))
-	if r := m.Spec.Resources; len(r.Limits) > 0 || len(r.Requests) > 0 {
-		res := corev1ac.ResourceRequirements()
-		if len(r.Limits) > 0 {
-			res.WithLimits(r.Limits)
-		}
-		if len(r.Requests) > 0 {
-			res.WithRequests(r.Requests)
-		}
-		c.WithResources(res)
-	}
-	return c
 }
 
 // toleration and affinity carry typed spec fields into apply configurations,

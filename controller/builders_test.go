@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,12 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// testAgentImage is the agent image the builders' tests use.
+const testAgentImage = "registry.example.com/mysql-operator:v1"
+
+// testPasswords are the operator's passwords the builders' tests use.
+var testPasswords = map[string][]byte{adminPasswordKey: []byte("a"), replPasswordKey: []byte("r"), agentPasswordKey: []byte("g")}
 
 func sample(mutate func(*databasev1.MySQL)) *databasev1.MySQL {
 	m := &databasev1.MySQL{
@@ -53,6 +60,12 @@ func TestBuildersGolden(t *testing.T) {
 				PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
 					TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: "db"}}}}}}}
 		}),
+		"mariadb": sample(func(m *databasev1.MySQL) {
+			m.Spec.Replicas = 3
+			m.Spec.Engine = databasev1.EngineMariaDB
+			m.Spec.Version = "10.11"
+			m.Spec.Config = map[string]databasev1.ConfigValue{"max_connections": "200"}
+		}),
 		"secret-ref": sample(func(m *databasev1.MySQL) {
 			m.Spec.RootPasswordSecretRef = &databasev1.SecretKeyReference{Name: "corp-root", Key: "pw"}
 		}),
@@ -60,7 +73,7 @@ func TestBuildersGolden(t *testing.T) {
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out []byte
-			for _, child := range []any{RootSecret(m, []byte("not-a-real-password")), ConfigMap(m), HeadlessService(m), Service(m), StatefulSet(m), PodDisruptionBudget(m)} {
+			for _, child := range []any{RootSecret(m, []byte("not-a-real-password")), OperatorSecret(m, testPasswords), ConfigMap(m), HeadlessService(m), Service(m), StatefulSet(m, testAgentImage), PodDisruptionBudget(m)} {
 				b, err := yaml.Marshal(child)
 				if err != nil {
 					t.Fatal(err)
@@ -93,6 +106,7 @@ func TestBuilders(t *testing.T) {
 		pvc   string
 	}{
 		{"default image", sample(nil), "mysql:8.0", "Retain"},
+		{"MariaDB image", sample(func(m *databasev1.MySQL) { m.Spec.Engine, m.Spec.Version = databasev1.EngineMariaDB, "11.4" }), "mariadb:11.4", "Retain"},
 		{"5.7", sample(func(m *databasev1.MySQL) { m.Spec.Version = "5.7" }), "mysql:5.7", "Retain"},
 		{"image override, delete volumes", sample(func(m *databasev1.MySQL) {
 			m.Spec.Image = "mirror/mysql:8"
@@ -101,14 +115,24 @@ func TestBuilders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sts := StatefulSet(tt.m)
-			c := sts.Spec.Template.Spec.Containers[0]
+			sts := StatefulSet(tt.m, testAgentImage)
+			pod := sts.Spec.Template.Spec
+			c := pod.Containers[0]
 			if *c.Image != tt.image {
 				t.Errorf("image = %q, want %q", *c.Image, tt.image)
 			}
-			for _, e := range c.Env {
-				if e.Value != nil {
-					t.Errorf("env %s has a literal value; passwords come from secretKeyRef only", *e.Name)
+			if !*pod.SecurityContext.RunAsNonRoot || *pod.AutomountServiceAccountToken {
+				t.Error("pod may run as root or mounts a ServiceAccount token")
+			}
+			for _, c := range append(pod.InitContainers, pod.Containers...) {
+				for _, e := range c.Env {
+					if e.Value != nil {
+						t.Errorf("container %s: env %s has a literal value", *c.Name, *e.Name)
+					}
+				}
+				sc := c.SecurityContext
+				if !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation || len(sc.Capabilities.Add) > 0 || sc.Capabilities.Drop[0] != "ALL" {
+					t.Errorf("container %s is not restricted: %+v", *c.Name, sc)
 				}
 			}
 			if got := string(*sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted); got != tt.pvc {
@@ -117,12 +141,12 @@ func TestBuilders(t *testing.T) {
 			if got := string(*sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled); got != "Retain" {
 				t.Errorf("whenScaled = %s, want Retain", got)
 			}
-			for k := range StatefulSet(tt.m).Labels {
+			for k := range StatefulSet(tt.m, testAgentImage).Labels {
 				if k == "argocd.argoproj.io/instance" {
 					t.Errorf("child copies the parent's label %s", k)
 				}
 			}
-			if got := StatefulSet(tt.m).Labels["applyset.kubernetes.io/part-of"]; got != parent(tt.m).ID() {
+			if got := StatefulSet(tt.m, testAgentImage).Labels["applyset.kubernetes.io/part-of"]; got != parent(tt.m).ID() {
 				t.Errorf("part-of = %q, want the MySQL's ApplySet id %q", got, parent(tt.m).ID())
 			}
 		})
@@ -133,7 +157,7 @@ func TestBuilders(t *testing.T) {
 func TestConfigHash(t *testing.T) {
 	base := sample(func(m *databasev1.MySQL) { m.Spec.Config = map[string]databasev1.ConfigValue{"a": "1", "b": "2"} })
 	hash := func(m *databasev1.MySQL) string {
-		return StatefulSet(m).Spec.Template.Annotations[AnnotationConfigHash]
+		return StatefulSet(m, testAgentImage).Spec.Template.Annotations[AnnotationConfigHash]
 	}
 	if hash(base) != hash(sample(func(m *databasev1.MySQL) { m.Spec.Config = map[string]databasev1.ConfigValue{"b": "2", "a": "1"} })) {
 		t.Error("hash depends on map order")
@@ -147,7 +171,7 @@ func TestConfigHash(t *testing.T) {
 	if hash(base) == hash(sample(func(m *databasev1.MySQL) { m.Spec.Config = map[string]databasev1.ConfigValue{"a": "1", "b": "3"} })) {
 		t.Error("hash did not change with config")
 	}
-	if got, want := MyCnf(base), "[mysqld]\na = 1\nb = 2\n"; got != want {
-		t.Errorf("my.cnf = %q, want %q", got, want)
+	if got, want := MyCnf(base), "\na = 1\nb = 2\n!include "+podCnfPath+"\n"; !strings.HasSuffix(got, want) || !strings.HasPrefix(got, "[mysqld]\n") {
+		t.Errorf("my.cnf = %q, want the operator's settings, then the user's, then the pod's", got)
 	}
 }

@@ -28,6 +28,9 @@ func CacheOptions() cache.Options {
 		}
 		byObject[k.object] = owned
 	}
+	// The database pods: not children (the StatefulSet makes them), but
+	// the operator watches them and labels their roles.
+	byObject[&corev1.Pod{}] = owned
 	return cache.Options{DefaultTransform: stripFields, ByObject: byObject}
 }
 

@@ -23,6 +23,8 @@ type desired struct {
 	// checked are the members whose kstatus must be Current for the MySQL
 	// to be Ready, in the order they are checked.
 	checked []applyset.Member
+	// passwords are the operator's own accounts' passwords.
+	passwords map[string][]byte
 }
 
 // reconcileParent labels the MySQL as its children's ApplySet parent.
@@ -39,15 +41,22 @@ func (r *Reconciler) desiredChildren(ctx context.Context, obj *databasev1.MySQL)
 	if err != nil {
 		return nil, err
 	}
-	d := &desired{}
+	operator, passwords, err := r.operatorSecret(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	d := &desired{passwords: passwords}
 	if secret != nil {
 		d.members = append(d.members, applyset.Of(secret, corev1ac.ExtractSecret))
 	}
-	sts := applyset.Of(StatefulSet(obj), appsv1ac.ExtractStatefulSet)
+	d.members = append(d.members, applyset.Of(operator, corev1ac.ExtractSecret))
+	sts := applyset.Of(StatefulSet(obj, r.AgentImage), appsv1ac.ExtractStatefulSet)
 	d.members = append(d.members,
 		applyset.Of(ConfigMap(obj), corev1ac.ExtractConfigMap),
 		applyset.Of(HeadlessService(obj), corev1ac.ExtractService),
 		applyset.Of(Service(obj), corev1ac.ExtractService),
+		applyset.Of(PrimaryService(obj), corev1ac.ExtractService),
+		applyset.Of(ReplicasService(obj), corev1ac.ExtractService),
 		sts,
 	)
 	d.checked = append(d.checked, sts)

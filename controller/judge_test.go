@@ -27,8 +27,18 @@ func TestJudgeStatus(t *testing.T) {
 		err  error
 		want want
 	}{
-		{"succeeded", observation{counted: true, replicas: 3, readyReplicas: 3}, nil,
-			want{metav1.ConditionTrue, "", "", ReasonSucceeded, databasev1.PhaseRunning, "3/3 replicas ready", 4}},
+		{"succeeded", observation{counted: true, replicas: 3, readyReplicas: 3, database: true, primary: "db-0"}, nil,
+			want{metav1.ConditionTrue, "", "", ReasonSucceeded, databasev1.PhaseRunning, "3/3 replicas ready, primary db-0", 4}},
+		{"database progressing", observation{counted: true, replicas: 3, readyReplicas: 3, database: true, primary: "db-0",
+			dbWaiting: "instance db-2: replication not configured"}, nil,
+			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonDatabaseProgressing, databasev1.PhasePending, "instance db-2: replication not configured", 4}},
+		{"errant transactions", observation{database: true, primary: "db-0", errant: []string{"db-2"}}, nil,
+			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonErrantTransactions, databasev1.PhaseFailed,
+				"instances db-2 have transactions the primary never had: they are out of the Services and are not repaired automatically", 4}},
+		{"pod in trouble", observation{podTrouble: "pod db-0 cannot be scheduled: 0/1 nodes", podStallReason: ReasonPodUnschedulable}, nil,
+			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonPodUnschedulable, databasev1.PhasePending, "pod db-0 cannot be scheduled: 0/1 nodes", 4}},
+		{"pod stalled", observation{podTrouble: "pod db-0, container mysql: ImagePullBackOff", podStallReason: ReasonImagePullFailed, podStalled: true}, nil,
+			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonImagePullFailed, databasev1.PhaseFailed, "pod db-0, container mysql: ImagePullBackOff", 4}},
 		{"progressing: applied", observation{changed: []string{"StatefulSet/db"}, counted: true, replicas: 3, readyReplicas: 1}, nil,
 			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonProgressing, databasev1.PhasePending, "Rolling out generation 4: 1/3 replicas ready", 4}},
 		{"progressing: waiting", observation{waiting: "StatefulSet db: Ready: 2/3", counted: true, replicas: 3, readyReplicas: 2}, nil,

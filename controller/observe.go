@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,31 @@ type observation struct {
 	// are its counts.
 	counted                 bool
 	replicas, readyReplicas int32
+
+	// pods are the MySQL's pods, by name.
+	pods []corev1.Pod
+	// podTrouble says which pod cannot run and why; podStalled that it has
+	// been so long enough to need a spec change (see observePods).
+	podTrouble, podStallReason string
+	podStalled                 bool
+	// recheck is how soon to look again at a pod in trouble, zero for none.
+	recheck time.Duration
+
+	// database says the servers were observed: the fields below hold.
+	database bool
+	// primary is the pod made primary; instances every instance's state.
+	primary   string
+	instances []databasev1.InstanceStatus
+	// dbWaiting says why the database is not ready yet; empty when it is.
+	dbWaiting string
+	// errant are the instances with errant transactions.
+	errant []string
+	// acted says a topology action was taken: look again soon.
+	acted bool
+	// refreshData says the instances' GTIDs and lag are due in status.
+	refreshData bool
+	// endOfLife says the version is no longer supported; empty when it is.
+	endOfLife string
 }
 
 // observeChildren reads, from the cache, the kstatus of every member whose

@@ -23,16 +23,39 @@ import (
 
 // rootSecret returns the apply configuration of the generated root password
 // Secret, or nil when the MySQL names its own Secret and never had a
-// generated one. A password is generated only when the Secret is absent from
-// both the cache and the API server, so that a cold or stale cache never
-// regenerates one; once stored it is re-applied unchanged for ever.
+// generated one.
 func (r *Reconciler) rootSecret(ctx context.Context, obj *databasev1.MySQL) (*corev1ac.SecretApplyConfiguration, error) {
 	if ref := obj.Spec.RootPasswordSecretRef; ref != nil {
 		if err := r.checkSecretRef(ctx, obj); err != nil {
 			return nil, err
 		}
 	}
-	key := types.NamespacedName{Namespace: obj.Namespace, Name: RootSecretName(obj)}
+	data, err := r.generatedSecret(ctx, obj, RootSecretName(obj), obj.Spec.RootPasswordSecretRef == nil, rootPasswordKey)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	return RootSecret(obj, data[rootPasswordKey]), nil
+}
+
+// operatorSecret returns the apply configuration of the Secret of the
+// operator's own database accounts' passwords.
+func (r *Reconciler) operatorSecret(ctx context.Context, obj *databasev1.MySQL) (*corev1ac.SecretApplyConfiguration, map[string][]byte, error) {
+	data, err := r.generatedSecret(ctx, obj, OperatorSecretName(obj), true, adminPasswordKey, replPasswordKey, agentPasswordKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	return OperatorSecret(obj, data), data, nil
+}
+
+// generatedSecret returns the data of a Secret of generated passwords: the
+// stored one, or, when generate is set and the Secret is absent from both
+// the cache and the API server, new passwords for keys. A cold or stale
+// cache never regenerates a password; once stored it is re-applied
+// unchanged for ever. A stored Secret missing a key stalls the MySQL: the
+// servers hold the old password, which only its owner can restore. It
+// returns nil data when the Secret is absent and generate is not set.
+func (r *Reconciler) generatedSecret(ctx context.Context, obj *databasev1.MySQL, name string, generate bool, keys ...string) (map[string][]byte, error) {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: name}
 	existing := &corev1.Secret{}
 	err := r.Client.Get(ctx, key, existing)
 	if apierrors.IsNotFound(err) {
@@ -40,28 +63,31 @@ func (r *Reconciler) rootSecret(ctx context.Context, obj *databasev1.MySQL) (*co
 	}
 	switch {
 	case err == nil:
-		password, ok := existing.Data[rootPasswordKey]
-		if !ok {
-			return nil, stalled(ReasonSecretInvalid, "Secret %s has no key %q: restore it, the operator never regenerates a root password", key.Name, rootPasswordKey)
+		for _, k := range keys {
+			if _, ok := existing.Data[k]; !ok {
+				return nil, stalled(ReasonSecretInvalid, "Secret %s has no key %q: restore it, the operator never regenerates a password", name, k)
+			}
 		}
-		return RootSecret(obj, password), nil
+		return existing.Data, nil
 	case !apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("get Secret %s: %w", key.Name, err)
-	case obj.Spec.RootPasswordSecretRef != nil:
+		return nil, fmt.Errorf("get Secret %s: %w", name, err)
+	case !generate:
 		return nil, nil
 	}
-	password, err := generatePassword()
-	if err != nil {
-		return nil, err
+	data := make(map[string][]byte, len(keys))
+	for _, k := range keys {
+		if data[k], err = generatePassword(); err != nil {
+			return nil, err
+		}
 	}
-	return RootSecret(obj, password), nil
+	return data, nil
 }
 
 // generatePassword returns 32 random characters from crypto/rand.
 func generatePassword() ([]byte, error) {
 	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
-		return nil, fmt.Errorf("generate root password: %w", err)
+		return nil, fmt.Errorf("generate a password: %w", err)
 	}
 	return []byte(base64.RawURLEncoding.EncodeToString(raw)), nil
 }

@@ -80,6 +80,7 @@ func TestRollOutWritesStatusOnce(t *testing.T) {
 	key := create(t, m)
 	waitKstatus(t, key, status.InProgressStatus)
 	markStatefulSetReady(t, key)
+	servePods(t, m, 0, 1)
 	waitKstatus(t, key, status.CurrentStatus)
 
 	before := len(writes.snapshot())
@@ -91,6 +92,7 @@ func TestRollOutWritesStatusOnce(t *testing.T) {
 		err := env.Client.Get(ctx, key, sts)
 		return err == nil && *sts.Spec.Replicas == 3, err
 	})
+	servePods(t, m, 1, 3)
 	// What the StatefulSet controller reports as pods start, one step at a time.
 	for _, step := range []struct{ replicas, ready int32 }{{1, 1}, {2, 1}, {3, 1}, {3, 2}} {
 		count := reconcileCount(t)

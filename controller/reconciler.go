@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -17,9 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/applyset"
+	"github.com/example/mysql-operator/dbop"
 )
 
 // Reconciler reconciles MySQL objects into their children.
@@ -31,6 +35,9 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Recorder records the events a user reads in `kubectl describe my`.
 	Recorder events.EventRecorder
+	// AgentImage is the image the database pods copy the agent from: the
+	// operator's own.
+	AgentImage string
 	// MaxConcurrentReconciles is how many MySQLs reconcile at once.
 	MaxConcurrentReconciles int
 	// ProgressInterval is the least time between two status writes of a
@@ -38,11 +45,27 @@ type Reconciler struct {
 	// change at once.
 	ProgressInterval time.Duration
 
+	// CheckInterval is how often the servers of an idle MySQL are checked.
+	CheckInterval time.Duration
+	// FailoverGrace is how long a primary may be unreachable before failover.
+	FailoverGrace time.Duration
+	// MaxLag is the replication lag above which a replica is not ready.
+	MaxLag time.Duration
+	// StallAfter is how long a pod may stay unschedulable, unable to pull
+	// its image or crash-looping before the MySQL is Stalled.
+	StallAfter time.Duration
+
 	// seen spares re-comparing children unchanged since they were last
 	// applied or compared; SetupWithManager makes it.
 	seen *applyset.Seen
 	// status writes statuses; SetupWithManager makes it.
 	status *statusWriter
+	// pool holds the connections to the servers, conns which of them each
+	// MySQL uses; SetupWithManager makes them.
+	pool  *dbop.Pool
+	conns *connections
+	// unreachable times the primaries that cannot be reached.
+	unreachable *unreachableSince
 }
 
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqls,verbs=get;list;watch;patch
@@ -51,6 +74,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=mysql-operator-system
 
@@ -62,6 +86,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.status.forget(req.NamespacedName)
+			r.conns.forget(req.NamespacedName)
+			r.unreachable.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -69,7 +95,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// The garbage collector deletes the children through their owner references.
 		return ctrl.Result{}, nil
 	}
-	obs := &observation{}
+	if primary, ok := r.status.lastPrimary(req.NamespacedName); ok {
+		obj.Status.CurrentPrimary = primary
+	}
+	obs := &observation{refreshData: r.status.dataDue(req.NamespacedName), endOfLife: endOfLife(obj, time.Now())}
 	defer func() { result, retErr = r.finish(ctx, obj, obs, retErr) }()
 
 	if err := r.reconcileParent(ctx, obj); err != nil {
@@ -88,7 +117,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.prune(ctx, obj, d.members); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.observeChildren(ctx, obj, d.checked, obs)
+	if err := r.observeChildren(ctx, obj, d.checked, obs); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.observePods(ctx, obj, obs); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.reconcileDatabase(ctx, obj, d.passwords, obs)
 }
 
 // finish judges the MySQL's status from the reconcile's outcome, reports a
@@ -103,6 +138,9 @@ func (r *Reconciler) finish(ctx context.Context, obj *databasev1.MySQL, obs *obs
 		r.reportStall(ctx, obj, stall)
 		reconcileErr = nil
 	}
+	if obs.endOfLife != "" && !conditions.IsTrue(obj, databasev1.ConditionEndOfLife) {
+		r.eventf(obj, EventEndOfLife, "%s", obs.endOfLife)
+	}
 	hold, err := r.status.write(ctx, obj, want)
 	if err != nil || reconcileErr != nil {
 		return ctrl.Result{}, errors.Join(reconcileErr, err)
@@ -115,6 +153,11 @@ func (r *Reconciler) finish(ctx context.Context, obj *databasev1.MySQL, obs *obs
 	if obs.awaiting {
 		after = append(after, applyset.AwaitCache)
 	}
+	if obs.acted {
+		// Observe the action's outcome and take the next step.
+		after = append(after, time.Second)
+	}
+	after = append(after, obs.recheck, r.CheckInterval)
 	return ctrl.Result{RequeueAfter: soonest(after...)}, nil
 }
 
@@ -128,6 +171,29 @@ func (r *Reconciler) reportStall(ctx context.Context, obj *databasev1.MySQL, sta
 	}
 	r.eventf(obj, EventStalled, "%s: %s", stall.reason, stall.message)
 	ctrl.LoggerFrom(ctx).Info("stalled", "reason", stall.reason, "message", stall.message)
+}
+
+// endOfLife says, when the MySQL's version is no longer supported by its
+// vendor at now, so in a sentence; else it returns "".
+func endOfLife(m *databasev1.MySQL, now time.Time) string {
+	eol, ok := databasev1.EndOfLife(m.Spec.Engine, m.Spec.Version)
+	if !ok || now.Before(eol) {
+		return ""
+	}
+	engine := m.Spec.Engine
+	if engine == "" {
+		engine = databasev1.EngineMySQL
+	}
+	return fmt.Sprintf("%s %s reached its end of life on %s: upgrade to the next version", engine, m.Spec.Version, eol.Format(time.DateOnly))
+}
+
+// mysqlOfPod maps a database pod to its MySQL, by the instance label.
+func mysqlOfPod(_ context.Context, o client.Object) []reconcile.Request {
+	name, ok := o.GetLabels()[LabelInstance]
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
 // soonest returns the smallest positive duration, zero when there is none.
@@ -153,6 +219,9 @@ func (r *Reconciler) applier() applyset.Applier {
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.seen = applyset.NewSeen()
 	r.status = newStatusWriter(r.Client, r.ProgressInterval)
+	r.pool = dbop.NewPool(dbop.DefaultOptions())
+	r.conns = newConnections(r.pool)
+	r.unreachable = newUnreachableSince()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &databasev1.MySQL{}, indexSecretRef, secretRefIndex); err != nil {
 		return err
 	}
@@ -165,6 +234,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		b = b.Owns(k.object)
 	}
 	return b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mysqlsForSecret)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(mysqlOfPod)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("mysql").
 		Complete(r)

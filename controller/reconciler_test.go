@@ -28,7 +28,7 @@ func newNamespace(t *testing.T) string { return testenv.NewNamespace(t, env.Clie
 func newMySQL(ns, name string, replicas int32) *databasev1.MySQL {
 	return &databasev1.MySQL{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"argocd.argoproj.io/instance": "team-app"}},
-		Spec:       databasev1.MySQLSpec{Replicas: replicas, Version: "8.0"},
+		Spec:       databasev1.MySQLSpec{Replicas: replicas, Engine: databasev1.EngineMariaDB, Version: "10.11"},
 	}
 }
 
@@ -143,9 +143,12 @@ func TestChildren(t *testing.T) {
 
 	children := []client.Object{
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-root"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-operator"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "db-config"}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db-headless"}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db-primary"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db-replicas"}},
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db"}},
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db"}},
 	}
@@ -177,24 +180,47 @@ func TestChildren(t *testing.T) {
 			if _, copied := c.GetLabels()["argocd.argoproj.io/instance"]; copied {
 				t.Errorf("%T %s copies the parent's Argo CD label", c, name)
 			}
-			if ref := metav1.GetControllerOf(c); ref == nil || ref.UID != m.UID || ref.Kind != "MySQL" {
+			ref := metav1.GetControllerOf(c)
+			if _, secret := c.(*corev1.Secret); secret {
+				// Retained volumes keep the passwords that open them.
+				if ref != nil {
+					t.Errorf("Secret %s is owned by %+v; with volumeDeletionPolicy Retain it outlives the MySQL", name, ref)
+				}
+			} else if ref == nil || ref.UID != m.UID || ref.Kind != "MySQL" {
 				t.Errorf("%T %s: controller owner = %+v, want MySQL %s", c, name, ref, m.UID)
 			}
 		}
 		eventually(t, "an Applied event", func(ctx context.Context) (bool, error) {
-			return hasEvent(ctx, ns, EventApplied, "ConfigMap/db-config created, Service/db-headless created, Service/db created, StatefulSet/db created")
+			return hasEvent(ctx, ns, EventApplied, "ConfigMap/db-config created, Service/db-headless created, Service/db created, "+
+				"Service/db-primary created, Service/db-replicas created, StatefulSet/db created")
 		})
 	})
 
-	t.Run("Current once the StatefulSet and PDB are ready", func(t *testing.T) {
+	// The servers live as long as the test, not as a subtest.
+	markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+	markPDBReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+	waitKstatus(t, key, status.InProgressStatus)
+	servePods(t, m, 0, 3)
+	t.Run("Current once the StatefulSet, the PDB and the database are ready", func(t *testing.T) {
 		markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
-		markPDBReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
 		waitKstatus(t, key, status.CurrentStatus)
 		if err := env.Client.Get(ctx, key, m); err != nil {
 			t.Fatal(err)
 		}
 		if m.Status.Phase != databasev1.PhaseRunning || m.Status.ReadyReplicas != 3 || m.Status.ObservedGeneration != m.Generation {
 			t.Errorf("status = %+v, want Running with 3 ready at generation %d", m.Status, m.Generation)
+		}
+		if m.Status.CurrentPrimary != "db-0" || len(m.Status.Instances) != 3 {
+			t.Errorf("primary %q, instances %+v: want db-0 and 3 instances", m.Status.CurrentPrimary, m.Status.Instances)
+		}
+		for i, in := range m.Status.Instances {
+			want := databasev1.RoleReplica
+			if i == 0 {
+				want = databasev1.RolePrimary
+			}
+			if in.Role != want || !in.Ready {
+				t.Errorf("instance %s: role %s ready %t (%s), want a ready %s", in.Name, in.Role, in.Ready, in.Message, want)
+			}
 		}
 		if m.Status.Selector != "app.kubernetes.io/instance=db,app.kubernetes.io/name=mysql" {
 			t.Errorf("selector = %q", m.Status.Selector)
@@ -241,7 +267,7 @@ func TestChildren(t *testing.T) {
 			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(sts), sts); err != nil {
 				return false, err
 			}
-			return sts.Spec.Template.Spec.Containers[0].Image == "mysql:8.0", nil
+			return sts.Spec.Template.Spec.Containers[0].Image == "mariadb:10.11", nil
 		})
 		if sts.Annotations["team.example.com/owner"] != "dba" {
 			t.Error("reverting drift removed an annotation the operator does not own")
@@ -344,15 +370,21 @@ func TestStalledOnMissingSecret(t *testing.T) {
 		t.Errorf("Reconciling = %+v, want True while the StatefulSet rolls out", c)
 	}
 	markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+	servePods(t, m, 0, 1)
 	waitKstatus(t, key, status.CurrentStatus)
 
 	sts := &appsv1.StatefulSet{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts); err != nil {
 		t.Fatal(err)
 	}
-	ref := sts.Spec.Template.Spec.Containers[0].Env[0].ValueFrom.SecretKeyRef
-	if ref.Name != "corp-root" || ref.Key != "password" {
-		t.Errorf("password env refers to %s/%s, want corp-root/password", ref.Name, ref.Key)
+	var ref *corev1.SecretProjection
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Name == secretsVolume {
+			ref = v.Projected.Sources[0].Secret
+		}
+	}
+	if ref == nil || ref.Name != "corp-root" || ref.Items[0].Key != "password" {
+		t.Errorf("the root password file comes from %+v, want corp-root/password", ref)
 	}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-root"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a password was generated although rootPasswordSecretRef is set: %v", err)

@@ -3,6 +3,8 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -48,12 +50,7 @@ func asStall(err error) *stallError {
 // reporting InProgress.
 func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) databasev1.MySQLStatus {
 	out := &databasev1.MySQL{ObjectMeta: obj.ObjectMeta, Status: *obj.Status.DeepCopy()}
-	if obs.selector != "" {
-		out.Status.Selector = obs.selector
-	}
-	if obs.counted {
-		out.Status.Replicas, out.Status.ReadyReplicas = obs.replicas, obs.readyReplicas
-	}
+	recordObserved(out, obs)
 	final := true
 	switch stall := asStall(reconcileErr); {
 	case stall != nil:
@@ -63,23 +60,71 @@ func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) da
 		markReconciling(out, ReasonRetrying, reconcileErr.Error())
 	case obs.failed != "":
 		markStalled(out, ReasonChildFailed, obs.failed)
+	case obs.podStalled:
+		markStalled(out, obs.podStallReason, obs.podTrouble)
+	case len(obs.errant) > 0:
+		markStalled(out, ReasonErrantTransactions, fmt.Sprintf("instances %s have transactions the primary never had: "+
+			"they are out of the Services and are not repaired automatically", strings.Join(obs.errant, ", ")))
+	case obs.podTrouble != "":
+		markReconciling(out, obs.podStallReason, obs.podTrouble)
 	case len(obs.changed) > 0 || obs.waiting != "":
 		// The message changes only with what status already shows, so that a
 		// roll-out costs as few status writes as its replica counts do; what
 		// was applied is in the events, what is awaited in the debug log.
 		markReconciling(out, ReasonProgressing, fmt.Sprintf("Rolling out generation %d: %d/%d replicas ready",
 			out.Generation, out.Status.ReadyReplicas, obj.Spec.Replicas))
+	case obs.dbWaiting != "":
+		markReconciling(out, ReasonDatabaseProgressing, obs.dbWaiting)
 	default:
-		conditions.MarkTrue(out, databasev1.ConditionReady, ReasonSucceeded, "%d/%d replicas ready", out.Status.ReadyReplicas, obj.Spec.Replicas)
+		conditions.MarkTrue(out, databasev1.ConditionReady, ReasonSucceeded, "%d/%d replicas ready, primary %s",
+			out.Status.ReadyReplicas, obj.Spec.Replicas, out.Status.CurrentPrimary)
 		conditions.Delete(out, databasev1.ConditionReconciling)
 		conditions.Delete(out, databasev1.ConditionStalled)
 	}
+	markEndOfLife(out, obs.endOfLife)
 	out.Status.Phase = phaseOf(out)
 	out.Status.Message = conditions.GetMessage(out, databasev1.ConditionReady)
 	if final {
 		out.Status.ObservedGeneration = out.Generation
 	}
 	return out.Status
+}
+
+// recordObserved copies into out's status what the reconcile observed:
+// the pods' selector and counts, and the database's primary and instances.
+// An instance's GTIDs and lag, which move with every write, are refreshed
+// only when obs says it is time, so that a busy database costs a status
+// write a minute, not one a check.
+func recordObserved(out *databasev1.MySQL, obs *observation) {
+	if obs.selector != "" {
+		out.Status.Selector = obs.selector
+	}
+	if obs.counted {
+		out.Status.Replicas, out.Status.ReadyReplicas = obs.replicas, obs.readyReplicas
+	}
+	if !obs.database {
+		return
+	}
+	out.Status.CurrentPrimary = obs.primary
+	before := map[string]databasev1.InstanceStatus{}
+	for _, s := range out.Status.Instances {
+		before[s.Name] = s
+	}
+	out.Status.Instances = slices.Clone(obs.instances)
+	for i, s := range out.Status.Instances {
+		if b, ok := before[s.Name]; ok && !obs.refreshData {
+			out.Status.Instances[i].GTIDExecuted, out.Status.Instances[i].LagSeconds = b.GTIDExecuted, b.LagSeconds
+		}
+	}
+}
+
+// markEndOfLife sets the EndOfLife condition from its message, or deletes it.
+func markEndOfLife(obj *databasev1.MySQL, message string) {
+	if message == "" {
+		conditions.Delete(obj, databasev1.ConditionEndOfLife)
+		return
+	}
+	conditions.MarkTrue(obj, databasev1.ConditionEndOfLife, EventEndOfLife, "%s", message)
 }
 
 // markStalled marks obj Stalled and not Ready for reason.

@@ -15,7 +15,7 @@ import (
 // it is computed on as it reads the whole one.
 func TestStatusViewKeepsKstatus(t *testing.T) {
 	whole := func(mut func(*appsv1.StatefulSet)) *appsv1.StatefulSet {
-		data, err := json.Marshal(StatefulSet(newMySQL("ns", "db", 3)))
+		data, err := json.Marshal(StatefulSet(newMySQL("ns", "db", 3), testAgentImage))
 		if err != nil {
 			t.Fatal(err)
 		}

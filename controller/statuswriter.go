@@ -22,6 +22,10 @@ import (
 // MySQL that stays in progress.
 const DefaultProgressInterval = 5 * time.Second
 
+// dataInterval is the least time between two status writes of a MySQL
+// whose only change is its instances' GTIDs and lag.
+const dataInterval = time.Minute
+
 // statusWriter is the one place MySQL statuses are written. It patches a
 // status only when it changed, in one merge patch: fluxcd/pkg/runtime's
 // patch helper would send the conditions and the rest of the status as two
@@ -60,6 +64,10 @@ type statusMemo struct {
 	// patch returned; empty when the cache has shown it.
 	resourceVersion string
 	sum             [sha256.Size]byte
+	// lastWrite is when the status was last written.
+	lastWrite time.Time
+	// primary is status.currentPrimary as last written.
+	primary string
 }
 
 func newStatusWriter(c client.Client, interval time.Duration) *statusWriter {
@@ -83,7 +91,8 @@ func (w *statusWriter) write(ctx context.Context, obj *databasev1.MySQL, want da
 	if w.unseen(obj, &want) {
 		return 0, nil
 	}
-	if inProgress(obj) && inProgress(after) {
+	// A new primary is written at once: the next reconcile must act on it.
+	if inProgress(obj) && inProgress(after) && obj.Status.CurrentPrimary == want.CurrentPrimary {
 		if wait := w.hold(key); wait > 0 {
 			ctrl.LoggerFrom(ctx).V(1).Info("status write held back", "after", wait)
 			return wait, nil
@@ -138,7 +147,7 @@ func (w *statusWriter) wrote(obj *databasev1.MySQL, stillInProgress bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m := w.memo(client.ObjectKeyFromObject(obj))
-	m.resourceVersion, m.sum = obj.ResourceVersion, statusSum(&obj.Status)
+	m.resourceVersion, m.sum, m.lastWrite, m.primary = obj.ResourceVersion, statusSum(&obj.Status), w.now(), obj.Status.CurrentPrimary
 	m.since = time.Time{}
 	if stillInProgress {
 		m.since = w.now()
@@ -182,9 +191,32 @@ func (w *statusWriter) stopTracking(key types.NamespacedName) {
 
 // dropIdle deletes the memo m of key when it holds nothing. w.mu is held.
 func (w *statusWriter) dropIdle(key types.NamespacedName, m *statusMemo) {
-	if m.since.IsZero() && m.resourceVersion == "" {
+	if m.since.IsZero() && m.resourceVersion == "" && w.now().Sub(m.lastWrite) >= dataInterval {
 		delete(w.byKey, key)
 	}
+}
+
+// lastPrimary returns status.currentPrimary as this writer last wrote it,
+// while it remembers a write of key: the cache may not show it yet, and
+// acting on an older primary would undo a failover. Nothing but the
+// operator writes status.
+func (w *statusWriter) lastPrimary(key types.NamespacedName) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.byKey[key]
+	if m == nil || m.lastWrite.IsZero() {
+		return "", false
+	}
+	return m.primary, true
+}
+
+// dataDue says whether key's instances' GTIDs and lag may be written: the
+// last status write is a dataInterval old.
+func (w *statusWriter) dataDue(key types.NamespacedName) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.byKey[key]
+	return m == nil || w.now().Sub(m.lastWrite) >= dataInterval
 }
 
 // forget drops all that is remembered of key, for a MySQL that is gone.

@@ -89,7 +89,8 @@ func startManager(t *testing.T, opts ...func(*Reconciler)) (*writeCounter, func(
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(FieldManager), MaxConcurrentReconciles: 2}
+	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(FieldManager), MaxConcurrentReconciles: 2,
+		AgentImage: testAgentImage, CheckInterval: DefaultCheckInterval, FailoverGrace: DefaultFailoverGrace, MaxLag: DefaultMaxLag, StallAfter: DefaultStallAfter}
 	for _, opt := range opts {
 		opt(r)
 	}

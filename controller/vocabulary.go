@@ -24,6 +24,9 @@ const (
 	LabelInstance = "app.kubernetes.io/instance"
 	// LabelManagedBy marks children of the operator; the cache selects on it.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// LabelRole on a pod is "primary" or "replica", kept by the operator;
+	// the Services select on it. An instance with no role carries none.
+	LabelRole = "database.example.com/role"
 )
 
 // AnnotationConfigHash on the pod template holds the hash of my.cnf, so that
@@ -46,6 +49,12 @@ const (
 	ReasonApplyRejected = "ApplyRejected"
 	// ReasonChildFailed: a child reports that it failed.
 	ReasonChildFailed = "ChildFailed"
+	// ReasonDatabaseProgressing: the servers are being configured, or an
+	// instance is not ready yet; the message names it.
+	ReasonDatabaseProgressing = "DatabaseProgressing"
+	// ReasonErrantTransactions: an instance has transactions the primary
+	// never had; it is out of the Services and a human decides.
+	ReasonErrantTransactions = "ErrantTransactions"
 	// ReasonVolumeExpansionRejected: the API server refused to grow a data
 	// volume, usually because its StorageClass does not allow expansion.
 	ReasonVolumeExpansionRejected = "VolumeExpansionRejected"
@@ -63,6 +72,11 @@ const (
 	EventStalled = "Stalled"
 	// EventVolumesExpanded: the data claims were grown to a new storageSize.
 	EventVolumesExpanded = "VolumesExpanded"
+	// EventTopology: the operator changed the servers' topology (a primary
+	// made, replicas configured, a switchover, a failover, a seed).
+	EventTopology = "Topology"
+	// EventEndOfLife: the MySQL runs a version its vendor no longer supports.
+	EventEndOfLife = "EndOfLife"
 )
 
 // eventActions is the action (what the operator did, as events.k8s.io asks)
@@ -72,6 +86,8 @@ var eventActions = map[string]struct{ action, eventType string }{
 	EventPruned:          {"Prune", corev1.EventTypeNormal},
 	EventStalled:         {"Reconcile", corev1.EventTypeWarning},
 	EventVolumesExpanded: {"Expand", corev1.EventTypeNormal},
+	EventTopology:        {"Configure", corev1.EventTypeNormal},
+	EventEndOfLife:       {"Check", corev1.EventTypeWarning},
 }
 
 // eventf records an event of one of the reasons above on obj.

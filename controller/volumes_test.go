@@ -71,6 +71,7 @@ func currentOnClass(t *testing.T, expandable bool, replicas int32) (*databasev1.
 	if replicas > 1 {
 		markPDBReady(t, key)
 	}
+	servePods(t, m, 0, int(replicas))
 	waitKstatus(t, key, status.CurrentStatus)
 	boundClaims(t, ns, "db", class, int(replicas))
 	sts := &appsv1.StatefulSet{}

@@ -4,9 +4,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -29,6 +35,8 @@ func main() {
 		maxConcurrent, apiBurst                                    int
 		apiQPS                                                     float64
 		progressInterval                                           time.Duration
+		agentImage                                                 string
+		checkInterval, failoverGrace, maxLag, stallAfter           time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
@@ -41,6 +49,15 @@ func main() {
 	flag.IntVar(&apiBurst, "kube-api-burst", 300, "Burst of requests the manager may send to the API server (Flux's default).")
 	flag.DurationVar(&progressInterval, "status-progress-interval", controller.DefaultProgressInterval,
 		"Least time between two status writes of a MySQL that stays in progress; Ready and Stalled are written at once. 0 writes every change.")
+	flag.StringVar(&agentImage, "agent-image", "",
+		"Image the database pods copy the agent from; empty means the manager's own image, read from its pod (POD_NAME, POD_NAMESPACE).")
+	flag.DurationVar(&checkInterval, "check-interval", controller.DefaultCheckInterval,
+		"How often the servers of an idle MySQL are checked (one status query per server).")
+	flag.DurationVar(&failoverGrace, "failover-grace", controller.DefaultFailoverGrace,
+		"How long a primary may be unreachable before the operator fails over.")
+	flag.DurationVar(&maxLag, "max-lag", controller.DefaultMaxLag, "Replication lag above which a replica is not ready.")
+	flag.DurationVar(&stallAfter, "stall-after", controller.DefaultStallAfter,
+		"How long a pod may stay unschedulable, unable to pull its image or crash-looping before its MySQL is Stalled.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -74,12 +91,23 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
+	if agentImage == "" {
+		if agentImage, err = ownImage(ctx, mgr.GetAPIReader()); err != nil {
+			log.Error(err, "find the agent image: pass --agent-image")
+			os.Exit(1)
+		}
+	}
 	r := &controller.Reconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder(controller.FieldManager),
 		MaxConcurrentReconciles: maxConcurrent,
 		ProgressInterval:        progressInterval,
+		AgentImage:              agentImage,
+		CheckInterval:           checkInterval,
+		FailoverGrace:           failoverGrace,
+		MaxLag:                  maxLag,
+		StallAfter:              stallAfter,
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		log.Error(err, "set up controller", "controller", "mysql")
@@ -92,4 +120,25 @@ func main() {
 		log.Error(err, "run manager")
 		os.Exit(1)
 	}
+}
+
+// ownImage returns the image of the manager's own container, read from its
+// pod: the agent ships in the operator's image, so whatever a kustomize
+// overlay or a Helm value sets the image to, the pods copy the agent of the
+// same build.
+func ownImage(ctx context.Context, r client.Reader) (string, error) {
+	name, ns := os.Getenv("POD_NAME"), os.Getenv("POD_NAMESPACE")
+	if name == "" || ns == "" {
+		return "", errors.New("POD_NAME and POD_NAMESPACE are not set")
+	}
+	pod := &corev1.Pod{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+		return "", fmt.Errorf("get own pod %s/%s: %w", ns, name, err)
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == "manager" {
+			return c.Image, nil
+		}
+	}
+	return "", fmt.Errorf("pod %s/%s has no container named manager", ns, name)
 }

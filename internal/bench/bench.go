@@ -123,9 +123,12 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 		m := mysqlSpec(i)
 		secret := controller.RootSecret(m, []byte("benchmark-password-not-secret"))
 		secret.OwnerReferences = nil
-		cm, headless, svc, sts := controller.ConfigMap(m), controller.HeadlessService(m), controller.Service(m), controller.StatefulSet(m)
+		operator := controller.OperatorSecret(m, map[string][]byte{"admin": []byte("a"), "replication": []byte("r"), "agent": []byte("g")})
+		cm, headless, svc, sts := controller.ConfigMap(m), controller.HeadlessService(m), controller.Service(m), controller.StatefulSet(m, cluster.AgentImage)
+		primary, replicas := controller.PrimaryService(m), controller.ReplicasService(m)
 		cm.OwnerReferences, headless.OwnerReferences, svc.OwnerReferences, sts.OwnerReferences = nil, nil, nil, nil
-		for _, ac := range []runtime.ApplyConfiguration{secret, cm, headless, svc, sts} {
+		primary.OwnerReferences, replicas.OwnerReferences, operator.OwnerReferences = nil, nil, nil
+		for _, ac := range []runtime.ApplyConfiguration{secret, operator, cm, headless, svc, primary, replicas, sts} {
 			if err := c.Client.Apply(ctx, ac, client.FieldOwner("bench-floor"), client.ForceOwnership); err != nil {
 				return 0, err
 			}

@@ -29,7 +29,11 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 	args := []string{"--kubeconfig=" + c.Kubeconfig,
 		"--manage-nodes-with-annotation-selector=" + NodeAnnotation + "=fake",
 		"--server-address=127.0.0.1:" + strconv.Itoa(c.ports["kwok"]),
-		"--node-lease-duration-seconds=40"}
+		"--node-lease-duration-seconds=40",
+		// Fake pods get loopback addresses: the operator connects to every
+		// pod's address, and a fake one must fail at once on this machine,
+		// never send a packet towards another host.
+		"--cidr=127.2.0.0/16", "--node-ip=127.1.0.1"}
 	for _, f := range []string{"node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
 		"pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml",
 		"volume/fast/pv-bind.yaml", "volume/fast/pv-delete.yaml", "volume/fast/pvc-provision.yaml", "volume/fast/pvc-delete.yaml"} {

@@ -51,7 +51,7 @@ func (c *Cluster) StartManager(ctx context.Context, name, binary string, extraAr
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metrics), "--metrics-secure=false",
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
 		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(pprof),
-		"--leader-election-namespace=mysql-operator-system"}, extraArgs...)
+		"--leader-election-namespace=mysql-operator-system", "--agent-image=" + AgentImage}, extraArgs...)
 	first, err := launch(c.LogPath(name), binary, args...)
 	if err != nil {
 		return nil, err

@@ -31,6 +31,10 @@ type Config struct {
 	FirstServerID uint32
 	// ExtraConfig are more [mysqld] lines for my.cnf ("key=value").
 	ExtraConfig []string
+	// Hosts, when set, are the loopback addresses the servers listen on,
+	// one per server, all on port 3306, as pods of one address each do;
+	// by default every server listens on 127.0.0.1 on a free port.
+	Hosts []string
 }
 
 // binaries are the programs this package runs, by name.
@@ -98,7 +102,7 @@ func Start(t testing.TB, n int, cfg Config) []*Server {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			servers[i], errs[i] = newServer(t, cfg.FirstServerID+uint32(i), cfg, "")
+			servers[i], errs[i] = newServer(t, cfg.FirstServerID+uint32(i), cfg.forServer(i), "")
 		})
 	}
 	wg.Wait()
@@ -113,6 +117,17 @@ func Start(t testing.TB, n int, cfg Config) []*Server {
 		}
 	}
 	return servers
+}
+
+// forServer returns the configuration of the i-th server: its own host
+// when Hosts are given.
+func (c Config) forServer(i int) Config {
+	if i < len(c.Hosts) {
+		c.Hosts = []string{c.Hosts[i]}
+	} else {
+		c.Hosts = nil
+	}
+	return c
 }
 
 // StartFromDataDir starts one server on an existing data directory (a prepared

@@ -24,7 +24,9 @@ const startTimeout = 60 * time.Second
 type Server struct {
 	// ServerID is the server's server_id.
 	ServerID uint32
-	// Port is the TCP port on 127.0.0.1.
+	// Host is the address the server listens on, 127.0.0.1 by default.
+	Host string
+	// Port is the TCP port on Host.
 	Port int
 	// Dir holds everything of this server; DataDir, Socket and LogFile are in it.
 	Dir string
@@ -41,8 +43,8 @@ type Server struct {
 	done chan struct{} // closed when cmd exits
 }
 
-// Addr returns "127.0.0.1:<port>".
-func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+// Addr returns "<host>:<port>".
+func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
 
 // newServer creates the directory, initialises (or adopts) the data directory and
 // starts the server. On error the returned server, if any, must still be cleaned.
@@ -51,8 +53,11 @@ func newServer(t testing.TB, id uint32, cfg Config, dataDir string) (*Server, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ServerID: id, Dir: dir, DataDir: filepath.Join(dir, "data"),
+	s := &Server{ServerID: id, Host: "127.0.0.1", Dir: dir, DataDir: filepath.Join(dir, "data"),
 		Socket: filepath.Join(dir, "mysqld.sock"), LogFile: filepath.Join(dir, "error.log"), cfg: cfg}
+	if len(cfg.Hosts) == 1 {
+		s.Host, s.Port = cfg.Hosts[0], 3306
+	}
 	if dataDir != "" {
 		if err := os.Rename(dataDir, s.DataDir); err != nil {
 			return s, fmt.Errorf("adopt data directory: %w", err)
@@ -82,7 +87,7 @@ func (s *Server) writeConfig() error {
 		"datadir=" + s.DataDir,
 		"socket=" + s.Socket,
 		"port=" + strconv.Itoa(s.Port),
-		"bind-address=127.0.0.1",
+		"bind-address=" + s.Host,
 		"pid-file=" + filepath.Join(s.Dir, "mysqld.pid"),
 		"log_error=" + s.LogFile,
 		"tmpdir=" + filepath.Join(s.Dir, "tmp"),
@@ -141,7 +146,7 @@ func (s *Server) install() error {
 func (s *Server) Start() error {
 	var err error
 	for range 3 {
-		if s.Port == 0 || err != nil {
+		if s.Port == 0 || (err != nil && len(s.cfg.Hosts) == 0) {
 			if s.Port, err = freePort(); err != nil {
 				return err
 			}

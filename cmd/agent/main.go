@@ -1,0 +1,65 @@
+// Command agent is the operator's code in a database pod (package
+// internal/agent): `agent install DEST` copies it into a volume shared with
+// the database's containers, `agent init` prepares the data directory,
+// `agent serve` answers the kubelet's probes.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/example/mysql-operator/internal/agent"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: agent install DEST | init [flags] | serve [flags]")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1], os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "agent %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func run(cmd string, args []string) error {
+	if cmd == "install" {
+		if len(args) != 1 {
+			return fmt.Errorf("usage: agent install DEST")
+		}
+		return agent.Install(args[0])
+	}
+	var c agent.Config
+	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+	fs.StringVar(&c.DataDir, "data-dir", "/var/lib/mysql/data", "The server's data directory.")
+	fs.StringVar(&c.Socket, "socket", "/var/run/mysqld/mysqld.sock", "The server's unix socket.")
+	fs.StringVar(&c.PodConf, "pod-conf", "/var/run/mysqld/pod.cnf", "The option file of the pod's own settings.")
+	fs.StringVar(&c.Secrets, "secrets", "/etc/mysql-operator/secrets", "The directory of the password files.")
+	fs.StringVar(&c.ReportHost, "report-host", "", "The name other instances reach this one by.")
+	fs.StringVar(&c.Listen, "listen", ":9080", "The address of the probe server.")
+	maxLag := fs.Int64("max-lag", 30, "The most seconds a replica may lag and be ready.")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch cmd {
+	case "init":
+		host, err := os.Hostname()
+		if err != nil {
+			return err
+		}
+		return agent.Init(c, host)
+	case "serve":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		p, err := agent.NewProbes(c, *maxLag)
+		if err != nil {
+			return err
+		}
+		return agent.Serve(ctx, c, p)
+	}
+	return fmt.Errorf("unknown command %q", cmd)
+}

@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/dbop"
+	"github.com/example/mysql-operator/topology"
+)
+
+// Defaults of the data plane's settings (the manager's flags).
+const (
+	// DefaultCheckInterval is how often an idle MySQL's servers are checked.
+	DefaultCheckInterval = 10 * time.Second
+	// DefaultFailoverGrace is how long a primary may be unreachable, with its
+	// pod not ready, before the operator fails over.
+	DefaultFailoverGrace = 5 * time.Second
+	// DefaultMaxLag is the replication lag above which a replica is not ready.
+	DefaultMaxLag = 30 * time.Second
+)
+
+// reconcileDatabase is the data plane of one reconcile: it observes every
+// server (one status query each), lets topology.Decide choose the one next
+// step, takes it, labels the pods with their roles and records in obs what
+// the status says of the database. Decisions are pure functions of the
+// observation; this function only observes and acts.
+func (r *Reconciler) reconcileDatabase(ctx context.Context, m *databasev1.MySQL, passwords map[string][]byte, obs *observation) error {
+	in := r.observeInstances(ctx, m, obs.pods, dbop.Credentials{User: dbop.AdminUser, Password: string(passwords[adminPasswordKey])})
+	plan, err := topology.Decide(r.clusterOf(m, in))
+	if err != nil {
+		return fmt.Errorf("decide the topology: %w", err)
+	}
+	primary, err := r.act(ctx, m, in, plan, passwords)
+	if err != nil {
+		return err
+	}
+	if err := r.labelRoles(ctx, m, in, plan, primary); err != nil {
+		return err
+	}
+	recordDatabase(m, in, plan, primary, obs)
+	return nil
+}
+
+// clusterOf is the input of topology.Decide: the spec, what status recorded
+// and what this check observed.
+func (r *Reconciler) clusterOf(m *databasev1.MySQL, in *instances) topology.Cluster {
+	c := topology.Cluster{
+		Flavor:           topology.FlavorMySQL,
+		Replicas:         int(m.Spec.Replicas),
+		CurrentPrimary:   podIndex(m, m.Status.CurrentPrimary),
+		RequestedPrimary: -1,
+		FailoverGrace:    r.FailoverGrace,
+		MaxLag:           r.MaxLag,
+		Instances:        in.observed,
+	}
+	if m.Spec.Engine == databasev1.EngineMariaDB {
+		c.Flavor = topology.FlavorMariaDB
+	}
+	for _, s := range m.Status.Instances {
+		if i := podIndex(m, s.Name); i >= 0 && s.Role == databasev1.RoleErrant {
+			c.KnownErrant = append(c.KnownErrant, i)
+		}
+	}
+	lost := c.CurrentPrimary >= 0 && !in.observed[c.CurrentPrimary].Reachable
+	c.PrimaryUnreachableFor = r.unreachable.since(types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, lost)
+	return c
+}
+
+// unreachableSince remembers, per MySQL, since when its primary has been
+// unreachable. It is in memory: a restarted operator starts the failover
+// grace again, the safe direction.
+type unreachableSince struct {
+	mu    sync.Mutex
+	now   func() time.Time
+	first map[types.NamespacedName]time.Time
+}
+
+func newUnreachableSince() *unreachableSince {
+	return &unreachableSince{now: time.Now, first: map[types.NamespacedName]time.Time{}}
+}
+
+// since records whether key's primary is unreachable now and returns for
+// how long it has been; zero when it is reachable.
+func (u *unreachableSince) since(key types.NamespacedName, unreachable bool) time.Duration {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !unreachable {
+		delete(u.first, key)
+		return 0
+	}
+	first, ok := u.first[key]
+	if !ok {
+		u.first[key] = u.now()
+		return 0
+	}
+	return u.now().Sub(first)
+}
+
+// forget drops key, for a MySQL that is gone.
+func (u *unreachableSince) forget(key types.NamespacedName) { u.since(key, false) }

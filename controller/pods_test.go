@@ -1,0 +1,77 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+)
+
+// TestPodTrouble covers the pod states a MySQL's status explains.
+func TestPodTrouble(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	pod := func(mut func(*corev1.Pod)) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", CreationTimestamp: created}}
+		mut(p)
+		return p
+	}
+	waiting := func(reason, msg string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mysql", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}}
+		}
+	}
+	tests := []struct {
+		name, reason, message string
+		pod                   *corev1.Pod
+	}{
+		{"running", "", "", pod(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mysql", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		})},
+		{"creating", "", "", pod(waiting("ContainerCreating", ""))},
+		{"unschedulable", ReasonPodUnschedulable, "pod db-0 cannot be scheduled: 0/1 nodes are available", pod(func(p *corev1.Pod) {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/1 nodes are available"}}
+		})},
+		{"image", ReasonImagePullFailed, "pod db-0, container mysql: ImagePullBackOff: Back-off pulling image", pod(waiting("ImagePullBackOff", "Back-off pulling image"))},
+		{"init crash", ReasonContainerFailing, "pod db-0, container init: CrashLoopBackOff (last exit code 1, Error)", pod(func(p *corev1.Pod) {
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}
+		})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reason, msg, since, ok := podTrouble(tt.pod)
+			if ok != (tt.reason != "") || reason != tt.reason || msg != tt.message {
+				t.Fatalf("podTrouble = %q, %q, %t; want %q, %q", reason, msg, ok, tt.reason, tt.message)
+			}
+			if ok && since.IsZero() {
+				t.Error("no time the trouble started")
+			}
+		})
+	}
+}
+
+// TestEndOfLife checks the end-of-life message against the vendors' dates.
+func TestEndOfLife(t *testing.T) {
+	now := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		engine   databasev1.Engine
+		version  string
+		eol      bool
+		contains string
+	}{
+		{"", "8.0", true, "MySQL 8.0 reached its end of life on 2026-04-30"},
+		{databasev1.EngineMySQL, "5.7", true, "2023-10-31"},
+		{databasev1.EngineMySQL, "8.4", false, ""},
+		{databasev1.EngineMariaDB, "10.11", false, ""},
+	} {
+		m := &databasev1.MySQL{Spec: databasev1.MySQLSpec{Engine: tt.engine, Version: tt.version}}
+		got := endOfLife(m, now)
+		if (got != "") != tt.eol || !strings.Contains(got, tt.contains) {
+			t.Errorf("%s %s: %q", tt.engine, tt.version, got)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/topology"
+)
+
+// Values of LabelRole on the pods.
+const (
+	rolePrimary = "primary"
+	roleReplica = "replica"
+)
+
+// roleLabel is the LabelRole a pod should carry: the primary's and the
+// replicas' select the Services; an errant, empty or unknown instance
+// carries none, so that no Service sends it clients.
+func roleLabel(i int, primary int, st topology.InstanceState) string {
+	switch {
+	case i == primary && st.Role == topology.RolePrimary:
+		return rolePrimary
+	case i != primary && st.Role == topology.RoleReplica:
+		return roleReplica
+	}
+	return ""
+}
+
+// labelRoles patches the role label of every pod whose label is not the
+// one the plan gives it; pods already labelled cost nothing.
+func (r *Reconciler) labelRoles(ctx context.Context, m *databasev1.MySQL, in *instances, plan topology.Plan, primary int) error {
+	for i, pod := range in.pods {
+		if pod == nil || pod.DeletionTimestamp != nil {
+			continue
+		}
+		want := roleLabel(i, primary, plan.Instances[i])
+		if pod.Labels[LabelRole] == want {
+			continue
+		}
+		patch := client.MergeFrom(pod.DeepCopy())
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		if want == "" {
+			delete(pod.Labels, LabelRole)
+		} else {
+			pod.Labels[LabelRole] = want
+		}
+		if err := r.Client.Patch(ctx, pod, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("label pod %s %s: %w", pod.Name, want, err)
+		}
+		ctrl.LoggerFrom(ctx).Info("labelled pod", "pod", pod.Name, "role", want, "state", plan.Instances[i].Role)
+	}
+	return nil
+}
+
+// recordDatabase writes into obs what status says of the database: the
+// primary, every instance's role and health, why the database is not
+// ready yet, and the errant instances.
+func recordDatabase(m *databasev1.MySQL, in *instances, plan topology.Plan, primary int, obs *observation) {
+	obs.database = true
+	if primary >= 0 {
+		obs.primary = podName(m, primary)
+	}
+	for i, st := range plan.Instances {
+		s := databasev1.InstanceStatus{Name: podName(m, i), Role: databasev1.InstanceRole(st.Role), Ready: st.Ready, Message: st.Reason}
+		if err := in.errs[i]; err != nil {
+			s.Message = strings.TrimPrefix(s.Message+": "+err.Error(), ": ")
+		}
+		if o := in.observed[i]; o.Reachable {
+			s.GTIDExecuted = o.Executed.String()
+			if o.Replication != nil && o.Replication.Lag != nil {
+				lag := int64(o.Replication.Lag.Seconds())
+				s.LagSeconds = &lag
+			}
+		}
+		obs.instances = append(obs.instances, s)
+		if st.Role == topology.RoleErrant {
+			obs.errant = append(obs.errant, s.Name)
+		}
+		if !st.Ready && obs.dbWaiting == "" {
+			obs.dbWaiting = fmt.Sprintf("instance %s: %s", s.Name, s.Message)
+		}
+	}
+	if a := plan.Action; a.Kind != topology.ActionNone {
+		obs.acted = true
+		obs.dbWaiting = fmt.Sprintf("%s: %s", a.Kind, a.Reason)
+	}
+}

@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/example/mysql-operator/dbop"
+)
+
+// Init prepares the pod's server: it writes the pod's own settings and,
+// when the data directory is new, initialises it with the server binary of
+// the image (mariadb-install-db, or mysqld --initialize-insecure) and the
+// operator's bootstrap SQL, rendered by dbop with binary logging off, so
+// that no instance starts with a transaction of its own. A data directory
+// is made aside and renamed into place at the end: an init that dies
+// half-way starts again from nothing.
+func Init(c Config, hostname string) error {
+	if err := c.WritePodConf(hostname); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(c.DataDir, "mysql")); err == nil {
+		return nil // initialised already
+	}
+	server, err := lookPath("mariadbd", "mysqld")
+	if err != nil {
+		return err
+	}
+	v, err := serverVersion(server)
+	if err != nil {
+		return err
+	}
+	d, err := dbop.DialectFor(v)
+	if err != nil {
+		return err
+	}
+	sqlFile, err := c.writeBootstrap(d)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(sqlFile)
+	tmp := c.DataDir + ".init"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o750); err != nil {
+		return err
+	}
+	cmd, err := initCommand(v, server, tmp, sqlFile)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("initialise the data directory: %w", err)
+	}
+	return os.Rename(tmp, c.DataDir)
+}
+
+// writeBootstrap renders the bootstrap SQL into a private file and returns
+// its path. It holds passwords: it lives in /tmp, an emptyDir, only until
+// the data directory is made.
+func (c Config) writeBootstrap(d dbop.Dialect) (string, error) {
+	var cfg dbop.BootstrapConfig
+	for _, f := range []struct {
+		name string
+		to   *string
+	}{{RootPasswordFile, &cfg.RootPassword}, {AdminPasswordFile, &cfg.AdminPassword},
+		{ReplPasswordFile, &cfg.ReplPassword}, {AgentPasswordFile, &cfg.AgentPassword}} {
+		pw, err := c.readSecret(f.name)
+		if err != nil {
+			return "", err
+		}
+		*f.to = pw
+	}
+	sql, err := d.Bootstrap(cfg)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "bootstrap-*.sql")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.WriteString(sql); err != nil {
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// initCommand returns the command that initialises dir with the server of
+// version v, running sqlFile once.
+func initCommand(v dbop.Version, server, dir, sqlFile string) (*exec.Cmd, error) {
+	if v.Engine == dbop.EngineMariaDB {
+		installDB, err := lookPath("mariadb-install-db", "mysql_install_db")
+		if err != nil {
+			return nil, err
+		}
+		return exec.Command(installDB, "--no-defaults", "--datadir="+dir, "--auth-root-authentication-method=normal",
+			"--skip-test-db", "--skip-name-resolve", "--extra-file="+sqlFile), nil
+	}
+	return exec.Command(server, "--no-defaults", "--initialize-insecure", "--datadir="+dir, "--init-file="+sqlFile), nil
+}

@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/example/mysql-operator/dbop"
+)
+
+// Probes answers the kubelet's probes about the server of the pod,
+// connecting over the unix socket as dbop.AgentUser.
+type Probes struct {
+	db *dbop.Instance
+	// MaxLag is the most seconds a replica may be behind its source and be ready.
+	MaxLag int64
+}
+
+// NewProbes opens the pod's server over its socket.
+func NewProbes(c Config, maxLag int64) (*Probes, error) {
+	pw, err := c.readSecret(AgentPasswordFile)
+	if err != nil {
+		return nil, err
+	}
+	o := dbop.DefaultOptions()
+	o.MaxOpen, o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 1, 2*time.Second, 5*time.Second, 5*time.Second
+	db, err := dbop.Open(c.Socket, dbop.Credentials{User: dbop.AgentUser, Password: pw}, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Probes{db: db, MaxLag: maxLag}, nil
+}
+
+// Handler serves /healthz (the server answers) and /readyz (the server
+// may take its role's traffic). They say only ok or why not: no secret is
+// ever in an answer.
+func (p *Probes) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, p.alive(r.Context()))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, p.ready(r.Context()))
+	})
+	return mux
+}
+
+// answer writes 200 ok, or 503 and the reason.
+func answer(w http.ResponseWriter, err error) {
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// alive says whether the server answers a status query.
+func (p *Probes) alive(ctx context.Context) error {
+	_, err := p.db.Status(ctx)
+	return err
+}
+
+// ready says whether the server may take its role's traffic: a writable
+// server is a primary and is ready; a read-only one is ready only as a
+// replica whose replication threads run without error, less than MaxLag
+// behind. A read-only server without a source waits for the operator.
+func (p *Probes) ready(ctx context.Context) error {
+	st, err := p.db.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.ReadOnly {
+		return nil
+	}
+	return ReplicaHealth(st.Replica, p.MaxLag)
+}
+
+// ReplicaHealth says why a replication status is not healthy, nil when both
+// threads run without error and the lag is at most maxLag seconds.
+func ReplicaHealth(r *dbop.ReplicaStatus, maxLag int64) error {
+	switch {
+	case r == nil:
+		return errors.New("read-only and not replicating: waiting for the operator")
+	case r.LastIOErrno != 0:
+		return fmt.Errorf("replication receiver error %d", r.LastIOErrno)
+	case r.LastSQLErrno != 0:
+		return fmt.Errorf("replication applier error %d", r.LastSQLErrno)
+	case r.IOState != "Yes":
+		return fmt.Errorf("replication receiver is %q", r.IOState)
+	case !r.SQLRunning:
+		return errors.New("replication applier is stopped")
+	case r.SecondsBehind == nil:
+		return errors.New("replication lag unknown")
+	case *r.SecondsBehind > maxLag:
+		return fmt.Errorf("replication lag %ds over %ds", *r.SecondsBehind, maxLag)
+	}
+	return nil
+}
+
+// Serve serves the probes on c.Listen until ctx ends.
+func Serve(ctx context.Context, c Config, p *Probes) error {
+	l, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
