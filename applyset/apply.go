@@ -134,6 +134,10 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 		// An apply would only change an object on its way out; once it is
 		// gone, the member is created anew.
 		return Awaiting, nil
+	case a.Seen.behind(seenKey, live):
+		// The cache has not shown the last apply yet; its event will
+		// bring another reconcile.
+		return Awaiting, nil
 	case a.Seen.has(seenKey, live, a.FieldManager, hash):
 		return Unchanged, nil
 	default:
@@ -153,7 +157,11 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 		return "", fmt.Errorf("apply %s %s: %w", kind, key.Name, err)
 	}
 	if answer := answerMeta(m.desired); answer != nil && answer.UID != nil {
-		a.Seen.applied(seenKey, *answer.UID, deref(answer.ResourceVersion), hash)
+		var generation int64
+		if answer.Generation != nil {
+			generation = *answer.Generation
+		}
+		a.Seen.applied(seenKey, *answer.UID, deref(answer.ResourceVersion), generation, hash)
 	}
 	return result, nil
 }

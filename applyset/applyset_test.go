@@ -92,7 +92,7 @@ func TestSeen(t *testing.T) {
 	// member, and for AwaitCache at most, a cache without it is trusted to lag.
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	s.now = func() time.Time { return now }
-	s.applied("k", "u1", "5", h1)
+	s.applied("k", "u1", "5", 3, h1)
 	if !s.awaiting("k", h1) || s.awaiting("k", h2) || s.awaiting("other", h1) {
 		t.Error("awaiting: want only the member just applied, as applied")
 	}
@@ -113,6 +113,15 @@ func TestSeen(t *testing.T) {
 	}
 	if s.awaiting("k", h1) {
 		t.Error("still awaiting a member the cache has shown")
+	}
+	// A read of the member from before the apply (an older generation) is
+	// behind; the same or a later generation is not.
+	older := live("u1", "4", own)
+	older.SetGeneration(2)
+	current := live("u1", "6", own)
+	current.SetGeneration(3)
+	if !s.behind("k", older) || s.behind("k", current) || s.behind("other", older) {
+		t.Error("behind: want only an older generation of the member applied")
 	}
 	s.forget("k")
 	if s.has("k", live("u1", "5", own), mgr, h1) {

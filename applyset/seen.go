@@ -38,8 +38,10 @@ type seenEntry struct {
 	// resourceVersion; zero until an object at that version is read.
 	fields [sha256.Size]byte
 	hash   [sha256.Size]byte
-	// applied is when the manager applied the member, if it did.
-	applied time.Time
+	// applied is when the manager applied the member, if it did, and the
+	// generation the apply gave it.
+	applied    time.Time
+	generation int64
 }
 
 // NewSeen returns an empty Seen.
@@ -55,6 +57,20 @@ func (s *Seen) awaiting(key string, hash [sha256.Size]byte) bool {
 	defer s.mu.Unlock()
 	e, ok := s.m[key]
 	return ok && e.hash == hash && e.fields == [sha256.Size]byte{} && s.now().Sub(e.applied) < AwaitCache
+}
+
+// behind says whether live is the member as it was before the manager's
+// last apply of it: same object, older generation. The cache shows it a
+// moment later; comparing it now would apply the same change again.
+// Generations, unlike resourceVersions, are ordered.
+func (s *Seen) behind(key string, live client.Object) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[key]
+	return ok && !e.applied.IsZero() && e.uid == live.GetUID() && live.GetGeneration() < e.generation
 }
 
 // has says whether live, desired as hash, is unchanged since it was seen.
@@ -98,13 +114,13 @@ func (s *Seen) add(key string, live client.Object, fieldManager string, hash [sh
 
 // applied remembers a member just applied: the server's answer carries its
 // UID and resourceVersion but not its managedFields, which has reads later.
-func (s *Seen) applied(key string, uid types.UID, resourceVersion string, hash [sha256.Size]byte) {
+func (s *Seen) applied(key string, uid types.UID, resourceVersion string, generation int64, hash [sha256.Size]byte) {
 	if s == nil || uid == "" || resourceVersion == "" {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.m[key] = seenEntry{uid: uid, resourceVersion: resourceVersion, hash: hash, applied: s.now()}
+	s.m[key] = seenEntry{uid: uid, resourceVersion: resourceVersion, hash: hash, applied: s.now(), generation: generation}
 }
 
 func (s *Seen) forget(key string) {

@@ -139,10 +139,12 @@ func initContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 			mount(secretsVolume, secretsMountPath, true))
 }
 
-// fieldEnv is an environment variable from the pod's own fields.
+// fieldEnv is an environment variable from the pod's own fields. The
+// selector is an atomic struct, owned whole: the apiVersion the API server
+// would default is stated, so that an unchanged one compares equal.
 func fieldEnv(name, path string) *corev1ac.EnvVarApplyConfiguration {
 	return corev1ac.EnvVar().WithName(name).WithValueFrom(corev1ac.EnvVarSource().
-		WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath(path)))
+		WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath(path)))
 }
 
 // probe is an HTTP probe of the agent. The port is a number: a named port
