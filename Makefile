@@ -68,14 +68,14 @@ vet: ## Run go vet.
 
 .PHONY: verify
 verify: manifests generate fmt vet ## Fail when regenerating or formatting leaves a diff.
-	@git diff --exit-code -- api kustomize controller applyset cmd e2e || { echo "generated files are stale: run 'make manifests generate fmt' and commit"; exit 1; }
+	@git diff --exit-code -- api kustomize controller applyset dbop topology internal cmd e2e || { echo "generated files are stale: run 'make manifests generate fmt' and commit"; exit 1; }
 
 .PHONY: test
-test: verify build control-plane ## Build the manager as the image does, then run every test (unit, envtest, e2e, short benchmark).
+test: verify build control-plane node ## Build the manager as the image does, then run every test (unit, envtest with real MariaDB servers, e2e on a real node, short benchmark).
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 40m ./...
 
 .PHONY: e2e
-e2e: control-plane ## Run only the full-cluster e2e tests.
+e2e: control-plane node ## Run only the full-cluster e2e tests.
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./e2e/...
 
 .PHONY: bench
@@ -85,11 +85,13 @@ bench: control-plane ## Run the full benchmark (N=10,100,500) and rewrite docs/b
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager binary.
+build: ## Build the manager and agent binaries, as the Dockerfile does.
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/manager ./cmd/manager
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/agent ./cmd/agent
 
 .PHONY: run-local
-run-local: control-plane ## Start a local cluster, the operator and a sample MySQL; wait for Ready.
+run-local: control-plane ## Start a local cluster (a real node where it can), the operator and a sample MySQL; wait for Ready.
+	@$(MAKE) node || echo "the real node cannot be built here (it needs root and Debian's packages): the local cluster uses KWOK nodes"
 	go run ./cmd/local
 
 .PHONY: docker-build

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -10,21 +11,50 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/internal/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
 )
 
+// createMySQL creates a MariaDB MySQL whose servers run on the real node.
 func createMySQL(t *testing.T, ns, name string, replicas int32) *databasev1.MySQL {
 	t.Helper()
-	m := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: databasev1.MySQLSpec{Replicas: replicas, Version: "8.0", Config: map[string]databasev1.ConfigValue{"max_connections": "100"}}}
+	m := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: realNodeSpec(replicas)}
 	if err := c.Client.Create(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// realNodeSpec is the spec of a MySQL of replicas on the real node: the
+// MariaDB image built here, the node's local volumes, its taint tolerated.
+func realNodeSpec(replicas int32) databasev1.MySQLSpec {
+	return databasev1.MySQLSpec{Replicas: replicas, Engine: databasev1.EngineMariaDB, Version: "10.11", Image: cluster.MariaDBImage,
+		StorageSize: "1Gi", StorageClassName: ptr.To(cluster.LocalStorageClass),
+		Config:       map[string]databasev1.ConfigValue{"max_connections": "100"},
+		NodeSelector: map[string]string{"kubernetes.io/hostname": cluster.RealNodeName},
+		Tolerations:  []corev1.Toleration{{Key: cluster.RealNodeTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
+}
+
+// onRealNode sets the real node's spec fields in an object applied from
+// kustomize, as a GitOps overlay for this cluster would.
+func onRealNode(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr.To(realNodeSpec(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"image", "storageClassName", "storageSize", "nodeSelector", "tolerations"} {
+		if err := unstructured.SetNestedField(u.Object, spec[f], "spec", f); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func waitCurrent(t *testing.T, k client.ObjectKey) {
@@ -57,6 +87,7 @@ func TestGitOpsRollout(t *testing.T) {
 	}
 	for _, s := range samples {
 		s.SetNamespace(ns)
+		onRealNode(t, s)
 	}
 	if err := clusterApply(samples); err != nil {
 		t.Fatal(err)
@@ -149,8 +180,11 @@ func TestConfigChange(t *testing.T) {
 	if err := c.Client.Get(ctx, key(ns, "db-config"), cm); err != nil {
 		t.Fatal(err)
 	}
-	if got := cm.Data["my.cnf"]; got != "[mysqld]\nmax_connections = 300\n" {
+	if got := cm.Data["my.cnf"]; !strings.Contains(got, "\nmax_connections = 300\n") {
 		t.Errorf("my.cnf = %q", got)
+	}
+	if got := serverVariable(t, ns, "db", "max_connections"); got != "300" {
+		t.Errorf("the running primary reports max_connections = %s, want 300", got)
 	}
 	for _, o := range unchanged {
 		if err := c.Client.Get(ctx, key(ns, o.GetName()), o); err != nil {
@@ -169,12 +203,19 @@ func TestConfigChange(t *testing.T) {
 }
 
 // TestDeleteKeepsVolumes deletes a MySQL: the garbage collector removes its
-// children and the PVCs stay.
+// children; its volumes stay, and so do the Secrets of the passwords that
+// open them (volumeDeletionPolicy Retain). A MySQL created again under the
+// same name comes up on them with its rows, and the root password works.
 func TestDeleteKeepsVolumes(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.NewNamespace(t, c.Client)
 	m := createMySQL(t, ns, "db", 2)
 	waitCurrent(t, key(ns, "db"))
+	db := rootDB(t, ns, "db", "db")
+	mustExec(t, db, "CREATE DATABASE shop")
+	mustExec(t, db, "CREATE TABLE shop.orders (id INT PRIMARY KEY, item VARCHAR(32))")
+	mustExec(t, db, "INSERT INTO shop.orders VALUES (1, 'kept')")
+	password := rootPasswordOf(t, ns, "db")
 	if err := c.Client.Delete(ctx, m); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +224,6 @@ func TestDeleteKeepsVolumes(t *testing.T) {
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db"}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db-headless"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "db-config"}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-root"}},
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db"}},
 	}
 	for _, obj := range children {
@@ -210,6 +250,21 @@ func TestDeleteKeepsVolumes(t *testing.T) {
 			t.Errorf("PVC %s is being deleted", p.Name)
 		}
 	}
+	for _, name := range []string{"db-root", "db-operator"} {
+		if err := c.Client.Get(ctx, key(ns, name), &corev1.Secret{}); err != nil {
+			t.Errorf("Secret %s, which opens the retained volumes, is gone: %v", name, err)
+		}
+	}
+
+	createMySQL(t, ns, "db", 2)
+	waitCurrent(t, key(ns, "db"))
+	if got := rootPasswordOf(t, ns, "db"); got != password {
+		t.Fatal("the root password changed: the retained data would not open")
+	}
+	var item string
+	if err := rootDB(t, ns, "db", "db").QueryRow("SELECT item FROM shop.orders WHERE id = 1").Scan(&item); err != nil || item != "kept" {
+		t.Fatalf("row after re-creating the MySQL = %q, %v; want kept", item, err)
+	}
 }
 
 // TestForeignFieldManager changes an owned field as kubectl would: the
@@ -219,13 +274,13 @@ func TestForeignFieldManager(t *testing.T) {
 	createMySQL(t, ns, "db", 1)
 	waitCurrent(t, key(ns, "db"))
 	kubectl(t, "annotate", "-n", ns, "statefulset/db", "team.example.com/owner=dba")
-	kubectl(t, "patch", "-n", ns, "statefulset/db", "--type=json", `-p=[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"mysql:evil"}]`)
+	kubectl(t, "patch", "-n", ns, "statefulset/db", "--type=json", `-p=[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"localhost/evil:1"}]`)
 	sts := &appsv1.StatefulSet{}
 	eventually(t, "the image to be taken back", func(ctx context.Context) (bool, error) {
 		if err := c.Client.Get(ctx, key(ns, "db"), sts); err != nil {
 			return false, err
 		}
-		return sts.Spec.Template.Spec.Containers[0].Image == "mysql:8.0", nil
+		return sts.Spec.Template.Spec.Containers[0].Image == cluster.MariaDBImage, nil
 	})
 	if sts.Annotations["team.example.com/owner"] != "dba" {
 		t.Error("the operator removed an annotation it does not own")

@@ -71,7 +71,7 @@ func TestLeaderElection(t *testing.T) {
 		err := c.Client.Get(ctx, key("mysql-operator-system", leaseName), lease)
 		return err == nil && lease.Spec.HolderIdentity != nil, client.IgnoreNotFound(err)
 	})
-	standby, err := c.StartManager(ctx, "manager-b", managerBin, "--leader-elect")
+	standby, err := c.StartManager(ctx, "manager-b", managerBin, managerArgs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 // Package e2e runs the operator the way a cluster would: on a full local
-// control plane (internal/cluster) with the StatefulSet, garbage-collector and
-// disruption controllers, a scheduler and KWOK pods, installed from the dev
-// overlay the GitOps way, the manager running as its own RBAC-bound user.
+// cluster (internal/cluster) with the StatefulSet, garbage-collector and
+// disruption controllers, a scheduler, a real kubelet node where the
+// database servers run, and KWOK nodes for what needs no server, installed
+// from the dev overlay the GitOps way, the manager running as its own
+// RBAC-bound user.
 package e2e
 
 import (
@@ -35,6 +37,11 @@ var (
 	repoRoot string
 )
 
+// managerArgs are the flags of every manager of the tests: leader
+// election, and a short --stall-after so that a stuck pod stalls its MySQL
+// within a test's wait.
+var managerArgs = []string{"--leader-elect", "--stall-after=20s"}
+
 // timeout bounds each wait of the e2e tests.
 const timeout = 2 * time.Minute
 
@@ -59,7 +66,7 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	c, err = cluster.Start(ctx, cluster.Options{Dir: dir, Progress: os.Stderr})
+	c, err = cluster.Start(ctx, cluster.Options{Dir: dir, Progress: os.Stderr, RealNode: true, Nodes: 3})
 	if err != nil {
 		return 0, err
 	}
@@ -72,7 +79,7 @@ func run(m *testing.M) (int, error) {
 	if err := c.InstallOperator(ctx, repoRoot, "kustomize-controller"); err != nil {
 		return 0, err
 	}
-	if manager, err = c.StartManager(ctx, "manager-a", managerBin, "--leader-elect"); err != nil {
+	if manager, err = c.StartManager(ctx, "manager-a", managerBin, managerArgs...); err != nil {
 		return 0, err
 	}
 	code := m.Run()

@@ -73,7 +73,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 		return err
 	}
 	res.HeapPerMySQL = (float64(res.HeapIdle) - float64(emptyHeap)) / float64(n)
-	log("steady state: %.0f writes, %.0f direct reads; live heap %.1f MiB", res.SteadyWrites, res.SteadyDirectReads, mib(res.HeapIdle))
+	log("steady state: %.0f writes (%s), %.0f direct reads; live heap %.1f MiB", res.SteadyWrites, Describe(requests(idle, true)), res.SteadyDirectReads, mib(res.HeapIdle))
 
 	// Cost per change: spec.replicas 1 -> 2 on every MySQL.
 	before := requests(idle, true)

@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/example/mysql-operator/internal/testenv"
+)
+
+// The tests are the database's clients: they log in through the MySQL's
+// Services, from this machine, as an application would. (The operator's
+// own SQL goes through dbop only.)
+
+// rootDB opens a connection pool as root, with the password of the MySQL's
+// root Secret, to the ClusterIP of service, and waits until it answers:
+// kube-proxy programs a new Service's rules a moment after it exists.
+func rootDB(t *testing.T, ns, name, service string) *sql.DB {
+	t.Helper()
+	ctx := context.Background()
+	secret := &corev1.Secret{}
+	if err := c.Client.Get(ctx, key(ns, name+"-root"), secret); err != nil {
+		t.Fatal(err)
+	}
+	return openDB(t, ns, service, "root", string(secret.Data["password"]))
+}
+
+// openDB opens a pool as user to the ClusterIP of service and waits until
+// a query goes through.
+func openDB(t *testing.T, ns, service, user, password string) *sql.DB {
+	t.Helper()
+	svc := &corev1.Service{}
+	if err := c.Client.Get(context.Background(), key(ns, service), svc); err != nil {
+		t.Fatal(err)
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", svc.Spec.ClusterIP+":3306"
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 2*time.Second, 10*time.Second, 10*time.Second
+	// Placeholders are filled in by the driver: SHOW and DDL statements
+	// cannot be prepared by the server.
+	cfg.InterpolateParams = true
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	db.SetConnMaxLifetime(10 * time.Second)
+	t.Cleanup(func() { db.Close() })
+	var last error
+	testenv.Eventually(t, timeout, fmt.Sprintf("a login as %s through Service %s", user, service), func(ctx context.Context) (bool, error) {
+		last = db.PingContext(ctx)
+		return last == nil, nil
+	})
+	return db
+}
+
+// serverVariable reads a global variable of the server behind the MySQL's
+// client Service, the primary.
+func serverVariable(t *testing.T, ns, name, variable string) string {
+	t.Helper()
+	var n, v string
+	if err := rootDB(t, ns, name, name).QueryRow("SHOW GLOBAL VARIABLES LIKE ?", variable).Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// mustExec runs a statement, failing the test on an error.
+func mustExec(t *testing.T, db *sql.DB, query string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(query, args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+// rootPasswordOf returns the password of the MySQL's generated root Secret.
+func rootPasswordOf(t *testing.T, ns, name string) string {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := c.Client.Get(context.Background(), key(ns, name+"-root"), s); err != nil {
+		t.Fatal(err)
+	}
+	return string(s.Data["password"])
+}
