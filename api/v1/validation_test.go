@@ -180,7 +180,7 @@ func testKubectl(t *testing.T, env *testenv.Env) {
 		t.Fatal(err)
 	}
 	header := strings.Fields(strings.SplitN(run("get", "my", "x"), "\n", 2)[0])
-	want := []string{"NAME", "REPLICAS", "READY", "VERSION", "STATUS", "AGE"}
+	want := []string{"NAME", "REPLICAS", "READY", "VERSION", "PRIMARY", "STATUS", "AGE"}
 	if strings.Join(header, " ") != strings.Join(want, " ") {
 		t.Errorf("kubectl get my columns = %v, want %v", header, want)
 	}
