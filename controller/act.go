@@ -28,6 +28,7 @@ func (r *Reconciler) act(ctx context.Context, m *databasev1.MySQL, in *instances
 	repl := r.source(in, a.Target, passwords)
 	var err error
 	primary := plan.Primary
+	note := a.Reason
 	switch a.Kind {
 	case topology.ActionBootstrap, topology.ActionConfigurePrimary:
 		err = need(in, a.Target).Promote(ctx, plan.SemiSyncWaitCount)
@@ -40,14 +41,16 @@ func (r *Reconciler) act(ctx context.Context, m *databasev1.MySQL, in *instances
 	case topology.ActionFailover:
 		primary, err = r.failover(ctx, m, in, plan, passwords)
 	case topology.ActionSeed:
-		err = r.seed(ctx, m, in, a, passwords)
+		note, err = r.seed(ctx, m, in, a, passwords)
 	default:
 		err = fmt.Errorf("unknown action %s", a.Kind)
 	}
 	if err != nil {
 		return -1, fmt.Errorf("%s: %w", a.Kind, err)
 	}
-	r.eventf(m, EventTopology, "%s: %s", a.Kind, a.Reason)
+	if note != "" {
+		r.eventf(m, EventTopology, "%s: %s", a.Kind, note)
+	}
 	return primary, nil
 }
 

@@ -31,7 +31,19 @@ const (
 // observation; this function only observes and acts.
 func (r *Reconciler) reconcileDatabase(ctx context.Context, m *databasev1.MySQL, passwords map[string][]byte, obs *observation) error {
 	in := r.observeInstances(ctx, m, obs.pods, dbop.Credentials{User: dbop.AdminUser, Password: string(passwords[adminPasswordKey])})
-	plan, err := topology.Decide(r.clusterOf(m, in))
+	rev, err := r.readRevisions(ctx, m, in)
+	if err != nil {
+		return err
+	}
+	c := r.clusterOf(m, in)
+	if to := rev.handOver(c.CurrentPrimary); to >= 0 {
+		c.RequestedPrimary = to
+	}
+	if c.CurrentPrimary >= 0 && !c.Instances[c.CurrentPrimary].Reachable {
+		// Look again when the failover grace ends, not a check later.
+		obs.recheck = soonest(obs.recheck, c.FailoverGrace-c.PrimaryUnreachableFor+100*time.Millisecond)
+	}
+	plan, err := topology.Decide(c)
 	if err != nil {
 		return fmt.Errorf("decide the topology: %w", err)
 	}
@@ -43,7 +55,11 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, m *databasev1.MySQL,
 		return err
 	}
 	recordDatabase(m, in, plan, primary, obs)
-	return nil
+	rolled, err := r.rollOut(ctx, m, in, rev, plan, primary)
+	if rolled {
+		obs.acted, obs.dbWaiting = true, "rolling out revision "+rev.update
+	}
+	return err
 }
 
 // clusterOf is the input of topology.Decide: the spec, what status recorded
@@ -51,9 +67,9 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, m *databasev1.MySQL,
 func (r *Reconciler) clusterOf(m *databasev1.MySQL, in *instances) topology.Cluster {
 	c := topology.Cluster{
 		Flavor:           topology.FlavorMySQL,
-		Replicas:         int(m.Spec.Replicas),
+		Replicas:         len(in.observed),
 		CurrentPrimary:   podIndex(m, m.Status.CurrentPrimary),
-		RequestedPrimary: -1,
+		RequestedPrimary: requestedPrimary(m),
 		FailoverGrace:    r.FailoverGrace,
 		MaxLag:           r.MaxLag,
 		Instances:        in.observed,
@@ -62,13 +78,27 @@ func (r *Reconciler) clusterOf(m *databasev1.MySQL, in *instances) topology.Clus
 		c.Flavor = topology.FlavorMariaDB
 	}
 	for _, s := range m.Status.Instances {
-		if i := podIndex(m, s.Name); i >= 0 && s.Role == databasev1.RoleErrant {
+		if i := podIndex(m, s.Name); i >= 0 && i < c.Replicas && s.Role == databasev1.RoleErrant {
 			c.KnownErrant = append(c.KnownErrant, i)
 		}
 	}
 	lost := c.CurrentPrimary >= 0 && !in.observed[c.CurrentPrimary].Reachable
 	c.PrimaryUnreachableFor = r.unreachable.since(types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, lost)
 	return c
+}
+
+// requestedPrimary is the instance the primary should move to: one that
+// stays when a scale-in removes the primary's (spec.preferredPrimary if it
+// stays, else 0), else spec.preferredPrimary, else none (-1).
+func requestedPrimary(m *databasev1.MySQL) int {
+	preferred := -1
+	if p := m.Spec.PreferredPrimary; p != nil && *p < m.Spec.Replicas {
+		preferred = int(*p)
+	}
+	if podIndex(m, m.Status.CurrentPrimary) >= int(m.Spec.Replicas) {
+		return max(preferred, 0)
+	}
+	return preferred
 }
 
 // unreachableSince remembers, per MySQL, since when its primary has been

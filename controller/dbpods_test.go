@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,7 +40,10 @@ func servePods(t *testing.T, m *databasev1.MySQL, from, to int) []*dbtest.Server
 	}
 	servers := dbtest.Start(t, to-from, dbtest.Config{Bootstrap: bootstrapSQL(t, m), Hosts: hosts, FirstServerID: uint32(from + 1)})
 	for n, i := 0, from; i < to; n, i = n+1, i+1 {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName(m, i), Namespace: m.Namespace, Labels: podLabels(m)},
+		labels := podLabels(m)
+		// The revision markStatefulSetReady reports: the pods are up to date.
+		labels[appsv1.ControllerRevisionHashLabelKey] = "r1"
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName(m, i), Namespace: m.Namespace, Labels: labels},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: containerName, Image: Image(m)}}}}
 		if err := env.Client.Create(ctx, pod); err != nil {
 			t.Fatal(err)

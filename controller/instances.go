@@ -24,14 +24,24 @@ type instances struct {
 	pods []*corev1.Pod
 	// db are the connections by index; nil where the pod has no address.
 	db []*dbop.Instance
-	// observed is the input of topology.Decide.
+	// observed is the input of topology.Decide; status what the servers said.
 	observed []topology.Instance
+	status   []*dbop.Status
 	// errs are why an instance could not be observed, by index.
 	errs []error
 }
 
 // podName returns the name of the pod of index i.
 func podName(m *databasev1.MySQL, i int) string { return fmt.Sprintf("%s-%d", StatefulSetName(m), i) }
+
+// instanceCount is how many instances the MySQL runs: spec.replicas, or
+// more while the primary is an instance a scale-in removes. Such a primary
+// is switched over to one that stays before the StatefulSet shrinks: the
+// StatefulSet would delete its pod, and a planned change of primary loses
+// no write where a failover would cut clients off unannounced.
+func instanceCount(m *databasev1.MySQL) int {
+	return max(int(m.Spec.Replicas), podIndex(m, m.Status.CurrentPrimary)+1)
+}
 
 // podIndex returns the index of a pod name of m, or -1.
 func podIndex(m *databasev1.MySQL, name string) int {
@@ -40,7 +50,7 @@ func podIndex(m *databasev1.MySQL, name string) int {
 		return -1
 	}
 	i, err := strconv.Atoi(name[len(prefix):])
-	if err != nil || i < 0 || i >= int(m.Spec.Replicas) {
+	if err != nil || i < 0 || i >= maxReplicas {
 		return -1
 	}
 	return i
@@ -51,10 +61,11 @@ func podIndex(m *databasev1.MySQL, name string) int {
 // as the operator's admin account. The operator connects to pod addresses,
 // which it reaches in a cluster and from the local cluster's host alike.
 func (r *Reconciler) observeInstances(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, cred dbop.Credentials) *instances {
-	n := int(m.Spec.Replicas)
-	in := &instances{pods: make([]*corev1.Pod, n), db: make([]*dbop.Instance, n), observed: make([]topology.Instance, n), errs: make([]error, n)}
+	n := instanceCount(m)
+	in := &instances{pods: make([]*corev1.Pod, n), db: make([]*dbop.Instance, n), observed: make([]topology.Instance, n),
+		status: make([]*dbop.Status, n), errs: make([]error, n)}
 	for i := range pods {
-		if idx := podIndex(m, pods[i].Name); idx >= 0 {
+		if idx := podIndex(m, pods[i].Name); idx >= 0 && idx < n {
 			in.pods[idx] = &pods[i]
 		}
 	}
@@ -109,7 +120,7 @@ func (in *instances) observe(ctx context.Context, i int) {
 		return
 	}
 	o.PodExists, o.PodReady = in.observed[i].PodExists, in.observed[i].PodReady
-	in.observed[i] = o
+	in.observed[i], in.status[i] = o, st
 }
 
 // podReady says whether the pod's Ready condition is True.

@@ -101,12 +101,18 @@ func (r *Reconciler) observeChildren(ctx context.Context, obj *databasev1.MySQL,
 
 // statusView returns a copy of sts without what kstatus never reads (pod
 // and claim templates, labels, annotations, managedFields), so that the
-// conversion kstatusOf makes costs a fraction of the whole object's.
+// conversion kstatusOf makes costs a fraction of the whole object's. Its
+// update strategy reads as RollingUpdate: the operator rolls the pods of
+// its OnDelete StatefulSet itself, and kstatus calls any OnDelete
+// StatefulSet Current, whatever revision its pods run.
 func statusView(sts *appsv1.StatefulSet) *appsv1.StatefulSet {
 	v := &appsv1.StatefulSet{Spec: sts.Spec, Status: sts.Status}
 	v.Name, v.Namespace, v.Generation, v.DeletionTimestamp = sts.Name, sts.Namespace, sts.Generation, sts.DeletionTimestamp
 	v.Spec.Template = corev1.PodTemplateSpec{}
 	v.Spec.VolumeClaimTemplates = nil
+	if v.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		v.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+	}
 	return v
 }
 

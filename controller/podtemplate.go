@@ -24,7 +24,9 @@ import (
 // read-only root filesystem and no capabilities.
 
 // StatefulSet returns the StatefulSet running the database; agentImage is
-// the image the agent is copied from.
+// the image the agent is copied from. Its replicas are spec.replicas, but
+// while the primary is an instance a scale-in would remove (see
+// instanceCount): the one child that reads status.
 func StatefulSet(m *databasev1.MySQL, agentImage string) *appsv1ac.StatefulSetApplyConfiguration {
 	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if m.Spec.VolumeDeletionPolicy == databasev1.VolumeDelete {
@@ -34,11 +36,13 @@ func StatefulSet(m *databasev1.MySQL, agentImage string) *appsv1ac.StatefulSetAp
 		WithLabels(childLabels(m)).
 		WithOwnerReferences(ownerRef(m)).
 		WithSpec(appsv1ac.StatefulSetSpec().
-			WithReplicas(m.Spec.Replicas).
+			WithReplicas(int32(instanceCount(m))).
 			WithServiceName(HeadlessServiceName(m)).
 			// Every instance starts at once: the operator, not the
 			// StatefulSet's order, decides who is primary.
 			WithPodManagementPolicy(appsv1.ParallelPodManagement).
+			// The operator rolls the pods, the primary last (rollout.go).
+			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.OnDeleteStatefulSetStrategyType)).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(m))).
 			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
 				WithWhenDeleted(whenDeleted).
@@ -159,7 +163,9 @@ func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	c := corev1ac.Container().
 		WithName(containerName).
 		WithImage(Image(m)).
-		WithCommand(serverBinary(m), "--defaults-file="+myCnfPath).
+		// The agent swaps in a prepared seed, if any, then becomes the
+		// server (exec): the server is the container's process.
+		WithCommand(agentCommand("exec-server", "--data-dir="+dataDir, "--", serverBinary(m), "--defaults-file="+myCnfPath)...).
 		WithPorts(corev1ac.ContainerPort().WithName("mysql").WithContainerPort(mysqlPort).WithProtocol(corev1.ProtocolTCP)).
 		// Crash recovery of a large data directory takes its time: the
 		// startup probe allows ten minutes before liveness takes over.
@@ -168,7 +174,7 @@ func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 		WithReadinessProbe(probe("/readyz", 2, 2)).
 		WithSecurityContext(restricted()).
 		WithVolumeMounts(mount(dataVolume, dataMountPath, false), mount(configVolume, configMountPath, true),
-			mount(runVolume, runMountPath, false), mount(tmpVolume, tmpMountPath, false))
+			mount(runVolume, runMountPath, false), mount(tmpVolume, tmpMountPath, false), mount(agentVolume, agentMountPath, true))
 	if r := m.Spec.Resources; len(r.Limits) > 0 || len(r.Requests) > 0 {
 		res := corev1ac.ResourceRequirements()
 		if len(r.Limits) > 0 {
@@ -185,14 +191,17 @@ func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 func agentContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	return corev1ac.Container().WithName("agent").WithImage(Image(m)).
 		WithCommand(agentCommand("serve", "--socket="+socketPath, "--secrets="+agentSecretMountPath,
-			"--listen=:"+agentPortString)...).
+			"--listen=:"+agentPortString, "--data-dir="+dataDir, "--server-config="+myCnfPath)...).
 		WithPorts(corev1ac.ContainerPort().WithName(agentPortName).WithContainerPort(agentPort).WithProtocol(corev1.ProtocolTCP)).
 		WithResources(corev1ac.ResourceRequirements().WithRequests(corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
-			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")})).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")})).
 		WithSecurityContext(restricted()).
+		// The data volume: the agent streams backups of it and unpacks
+		// seeds beside the data directory; tmp: mariadb-backup's files.
 		WithVolumeMounts(mount(runVolume, runMountPath, false), mount(agentVolume, agentMountPath, true),
-			mount(agentSecretVolume, agentSecretMountPath, true))
+			mount(agentSecretVolume, agentSecretMountPath, true), mount(dataVolume, dataMountPath, false),
+			mount(configVolume, configMountPath, true), mount(tmpVolume, tmpMountPath, false))
 }
 
 // podVolumes are the pod's volumes but the data claim. The passwords are

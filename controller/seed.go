@@ -3,9 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/dbop"
+	"github.com/example/mysql-operator/internal/agent"
 	"github.com/example/mysql-operator/topology"
 )
 
@@ -13,19 +15,55 @@ import (
 // SQL (the recipient restarts itself with the donor's data and GTIDs);
 // MariaDB streams a mariadb-backup from the donor's agent into the
 // recipient's (seedMariaDB).
-func (r *Reconciler) seed(ctx context.Context, m *databasev1.MySQL, in *instances, a topology.Action, passwords map[string][]byte) error {
+func (r *Reconciler) seed(ctx context.Context, m *databasev1.MySQL, in *instances, a topology.Action, passwords map[string][]byte) (string, error) {
 	if m.Spec.Engine == databasev1.EngineMariaDB {
 		return r.seedMariaDB(ctx, m, in, a, passwords)
 	}
 	donor := dbop.Source{Host: in.observed[a.From].Host, Port: mysqlPort, User: dbop.AdminUser, Password: string(passwords[adminPasswordKey])}
 	if err := need(in, a.Target).CloneFrom(ctx, donor); err != nil {
-		return fmt.Errorf("clone %s from %s: %w", podName(m, a.Target), podName(m, a.From), err)
+		return "", fmt.Errorf("clone %s from %s: %w", podName(m, a.Target), podName(m, a.From), err)
 	}
-	return nil
+	return fmt.Sprintf("cloned %s from %s", podName(m, a.Target), podName(m, a.From)), nil
 }
 
-// seedMariaDB is not built yet: a MariaDB instance that must be seeded
-// stays Empty, out of the Services, and the MySQL says why.
-func (r *Reconciler) seedMariaDB(context.Context, *databasev1.MySQL, *instances, topology.Action, map[string][]byte) error {
-	return fmt.Errorf("seeding a MariaDB instance from mariadb-backup is not implemented yet")
+// seedMariaDB moves the seed of an empty MariaDB instance one step, by
+// the state its agent reports: start it (the donor's agent streams a
+// mariadb-backup), wait while it runs, restart the server once the copy is
+// prepared (its container swaps the copy in), then record the backup's
+// GTID position and clear the seed; the next check configures the
+// instance as a replica. It says what it did, for an event, "" for nothing.
+func (r *Reconciler) seedMariaDB(ctx context.Context, m *databasev1.MySQL, in *instances, a topology.Action, passwords map[string][]byte) (string, error) {
+	token := string(passwords[agentPasswordKey])
+	target := agent.NewClient(net.JoinHostPort(in.observed[a.Target].Host, agentPortString), token)
+	st, err := target.SeedStatus(ctx)
+	if err != nil {
+		return "", err
+	}
+	db := need(in, a.Target)
+	switch st.Phase {
+	case agent.SeedNone:
+		donor := net.JoinHostPort(in.observed[a.From].Host, agentPortString)
+		req := agent.SeedRequest{Donor: donor, DonorBinlogState: in.status[a.From].GTIDBinlogState}
+		if err := target.StartSeed(ctx, req); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("seeding %s from a backup of %s", podName(m, a.Target), podName(m, a.From)), nil
+	case agent.SeedRunning:
+		return "", nil
+	case agent.SeedPrepared:
+		return fmt.Sprintf("restarting %s on the copy of %s", podName(m, a.Target), podName(m, a.From)), db.Shutdown(ctx)
+	case agent.SeedRestored:
+		for _, step := range []func(context.Context) error{db.ResetReplica,
+			func(ctx context.Context) error { return db.SetGTIDBinlogState(ctx, st.BinlogState) },
+			func(ctx context.Context) error { return db.SetGTIDSlavePos(ctx, st.SlavePos) }, target.ClearSeed} {
+			if err := step(ctx); err != nil {
+				return "", err
+			}
+		}
+		return fmt.Sprintf("%s restored at GTID position %s", podName(m, a.Target), st.SlavePos), nil
+	}
+	if err := target.ClearSeed(ctx); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("seeding %s failed: %s", podName(m, a.Target), st.Error)
 }

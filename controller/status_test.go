@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/example/mysql-operator/internal/testenv"
 )
@@ -42,7 +43,13 @@ func TestStatusViewKeepsKstatus(t *testing.T) {
 		"on delete strategy": whole(func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType }),
 	}
 	for name, sts := range tests {
-		want, err := kstatusOf(testenv.Scheme, sts.DeepCopy())
+		// The operator's StatefulSet is OnDelete, which kstatus calls
+		// Current at once: the view reads it as a RollingUpdate one.
+		whole := sts.DeepCopy()
+		if whole.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+			whole.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+		}
+		want, err := kstatusOf(testenv.Scheme, whole)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,5 +60,9 @@ func TestStatusViewKeepsKstatus(t *testing.T) {
 		if got.Status != want.Status || got.Message != want.Message {
 			t.Errorf("%s: view reads %s %q, whole reads %s %q", name, got.Status, got.Message, want.Status, want.Message)
 		}
+	}
+	rolling := tests["rolling"]
+	if res, err := kstatusOf(testenv.Scheme, statusView(rolling)); err != nil || res.Status == status.CurrentStatus {
+		t.Errorf("an OnDelete StatefulSet whose pods run an old revision reads %+v, %v: want InProgress", res, err)
 	}
 }

@@ -100,6 +100,8 @@ type Dialect interface {
 	CloneFrom(donor Source) ([]Stmt, error)
 	// ResetBinlogs deletes the binary logs and the GTID history.
 	ResetBinlogs() []Stmt
+	// Shutdown stops the server; in a pod, its container restarts it.
+	Shutdown() []Stmt
 	// ListConnections returns ID, USER, HOST, COMMAND of every other connection.
 	ListConnections() Stmt
 	// KillConnection kills one connection.

@@ -79,6 +79,7 @@ func goldenStatements(d Dialect) string {
 	ss, err = d.CloneFrom(Source{Host: "orders-1.orders.db.svc", Port: 3306, User: AdminUser, Password: "adm-pw"})
 	renderStmts(&b, "CloneFrom", ss, err)
 	one("ResetBinlogs", d.ResetBinlogs())
+	one("Shutdown", d.Shutdown())
 	one("ListConnections", []Stmt{d.ListConnections()})
 	one("KillConnection", []Stmt{d.KillConnection(42)})
 	goldenGitOps(&b, d)

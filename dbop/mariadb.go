@@ -150,6 +150,9 @@ func (mariadbDialect) CloneFrom(Source) ([]Stmt, error) {
 // ResetBinlogs implements Dialect.
 func (mariadbDialect) ResetBinlogs() []Stmt { return stmts("RESET MASTER") }
 
+// Shutdown implements Dialect.
+func (mariadbDialect) Shutdown() []Stmt { return stmts("SHUTDOWN") }
+
 // ListConnections implements Dialect.
 func (mariadbDialect) ListConnections() Stmt {
 	return stmt("SELECT ID, IFNULL(USER, ''), IFNULL(HOST, ''), IFNULL(COMMAND, '') " +

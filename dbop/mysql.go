@@ -136,6 +136,9 @@ func (mysqlDialect) CloneFrom(donor Source) ([]Stmt, error) {
 // ResetBinlogs implements Dialect.
 func (mysqlDialect) ResetBinlogs() []Stmt { return stmts("RESET BINARY LOGS AND GTIDS") }
 
+// Shutdown implements Dialect.
+func (mysqlDialect) Shutdown() []Stmt { return stmts("SHUTDOWN") }
+
 // ListConnections implements Dialect.
 func (mysqlDialect) ListConnections() Stmt {
 	return stmt("SELECT ID, IFNULL(USER, ''), IFNULL(HOST, ''), IFNULL(COMMAND, '') " +

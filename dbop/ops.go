@@ -2,8 +2,10 @@ package dbop
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -168,6 +170,16 @@ func (i *Instance) SetGTIDBinlogState(ctx context.Context, state string) error {
 // CloneFrom replaces the instance's data with donor's (MySQL clone plugin).
 func (i *Instance) CloneFrom(ctx context.Context, donor Source) error {
 	return i.run(ctx, "clone", func(d Dialect) ([]Stmt, error) { return d.CloneFrom(donor) })
+}
+
+// Shutdown stops the server. The connection it was sent on breaks as the
+// server goes: an error reading the answer is not a failure.
+func (i *Instance) Shutdown(ctx context.Context) error {
+	err := i.run(ctx, "shut down", plain(Dialect.Shutdown))
+	if err != nil && (errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn)) {
+		return nil
+	}
+	return err
 }
 
 // ResetBinlogs deletes the binary logs and the GTID history.

@@ -101,6 +101,12 @@ func kubectl(t *testing.T, args ...string) string {
 	return string(out)
 }
 
+// kubectlErr runs bin/kubectl as the cluster admin and returns its output.
+func kubectlErr(args ...string) (string, error) {
+	out, err := exec.Command(filepath.Join(repoRoot, "bin", "kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
 // reconciles scrapes a manager's count of MySQL reconciles.
 func reconciles(t *testing.T, m *cluster.Manager) float64 {
 	t.Helper()

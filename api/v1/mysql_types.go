@@ -80,6 +80,7 @@ type ConfigValue string
 
 // MySQLSpec is the desired state of a MySQL.
 // +kubebuilder:validation:XValidation:rule="(has(self.engine) && self.engine == 'MariaDB') ? self.version in ['10.11', '11.4', '11.8'] : self.version in ['5.7', '8.0', '8.4', '9.7']",message="version: MySQL takes 5.7, 8.0, 8.4 or 9.7; MariaDB takes 10.11, 11.4 or 11.8"
+// +kubebuilder:validation:XValidation:rule="!has(self.preferredPrimary) || self.preferredPrimary < self.replicas",message="preferredPrimary: must be the ordinal of an instance, below replicas"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClassName) || has(self.storageClassName)",message="storageClassName: cannot be removed once set"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.storageClassName) || !has(self.storageClassName)",message="storageClassName: cannot be set after creation"
 type MySQLSpec struct {
@@ -155,6 +156,18 @@ type MySQLSpec struct {
 	// When empty the operator generates a password once into the Secret <name>-root.
 	// +optional
 	RootPasswordSecretRef *SecretKeyReference `json:"rootPasswordSecretRef,omitempty"`
+
+	// preferredPrimary is the ordinal of the instance that should be the
+	// primary (pod <name>-<ordinal>). When it is a healthy replica the
+	// operator switches over to it: the primary turns read-only, its
+	// clients are cut off, the candidate catches up on every transaction
+	// and is promoted. Git owns it; the operator never writes it: after a
+	// failover elsewhere it switches back once this instance is healthy.
+	// Unset, the operator keeps whichever primary it has.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9
+	// +optional
+	PreferredPrimary *int32 `json:"preferredPrimary,omitempty"`
 
 	// nodeSelector constrains the pods to nodes with these labels.
 	// +optional

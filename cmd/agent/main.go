@@ -1,7 +1,8 @@
 // Command agent is the operator's code in a database pod (package
 // internal/agent): `agent install DEST` copies it into a volume shared with
 // the database's containers, `agent init` prepares the data directory,
-// `agent serve` answers the kubelet's probes.
+// `agent exec-server -- SERVER ARGS` swaps in a prepared seed and becomes
+// the server, `agent serve` answers the kubelet's probes and seeds.
 package main
 
 import (
@@ -17,7 +18,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: agent install DEST | init [flags] | serve [flags]")
+		fmt.Fprintln(os.Stderr, "usage: agent install DEST | init [flags] | exec-server [flags] -- SERVER ARGS | serve [flags]")
 		os.Exit(2)
 	}
 	if err := run(os.Args[1], os.Args[2:]); err != nil {
@@ -40,7 +41,8 @@ func run(cmd string, args []string) error {
 	fs.StringVar(&c.PodConf, "pod-conf", "/var/run/mysqld/pod.cnf", "The option file of the pod's own settings.")
 	fs.StringVar(&c.Secrets, "secrets", "/etc/mysql-operator/secrets", "The directory of the password files.")
 	fs.StringVar(&c.ReportHost, "report-host", "", "The name other instances reach this one by.")
-	fs.StringVar(&c.Listen, "listen", ":9080", "The address of the probe server.")
+	fs.StringVar(&c.Listen, "listen", ":9080", "The address of the agent's server.")
+	fs.StringVar(&c.ServerConfig, "server-config", "/etc/mysql-operator/conf/my.cnf", "The server's option file.")
 	maxLag := fs.Int64("max-lag", 30, "The most seconds a replica may lag and be ready.")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -52,6 +54,8 @@ func run(cmd string, args []string) error {
 			return err
 		}
 		return agent.Init(c, host)
+	case "exec-server":
+		return agent.ExecServer(c, fs.Args())
 	case "serve":
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

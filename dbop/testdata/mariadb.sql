@@ -60,6 +60,9 @@ SET GLOBAL gtid_binlog_state = ?;
 -- ResetBinlogs
 RESET MASTER;
 
+-- Shutdown
+SHUTDOWN;
+
 -- ListConnections
 SELECT ID, IFNULL(USER, ''), IFNULL(HOST, ''), IFNULL(COMMAND, '') FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID();
 

@@ -60,6 +60,9 @@ CLONE INSTANCE FROM ?@?:? IDENTIFIED BY ? REQUIRE SSL;
 -- ResetBinlogs
 RESET BINARY LOGS AND GTIDS;
 
+-- Shutdown
+SHUTDOWN;
+
 -- ListConnections
 SELECT ID, IFNULL(USER, ''), IFNULL(HOST, ''), IFNULL(COMMAND, '') FROM performance_schema.processlist WHERE ID <> CONNECTION_ID();
 

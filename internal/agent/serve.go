@@ -2,10 +2,14 @@ package agent
 
 import (
 	"context"
+	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/example/mysql-operator/dbop"
@@ -35,17 +39,59 @@ func NewProbes(c Config, maxLag int64) (*Probes, error) {
 }
 
 // Handler serves /healthz (the server answers) and /readyz (the server
-// may take its role's traffic). They say only ok or why not: no secret is
-// ever in an answer.
-func (p *Probes) Handler() http.Handler {
+// may take its role's traffic) to anyone: they say only ok or why not, no
+// secret is ever in an answer. The seed endpoints need the agent's
+// password as a bearer token.
+func (p *Probes) Handler(s *seeder) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		answer(w, p.alive(r.Context()))
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		answer(w, p.ready(r.Context()))
 	})
+	mux.Handle("GET /backup", s.authorized(http.HandlerFunc(s.backup)))
+	mux.Handle("GET /seed", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st, err := s.status()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write(marshal(st))
+	})))
+	mux.Handle("POST /seed", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req SeedRequest
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil || req.Donor == "" {
+			http.Error(w, "want a JSON seed request with a donor", http.StatusBadRequest)
+			return
+		}
+		answerWith(w, s.start(req), http.StatusConflict)
+	})))
+	mux.Handle("DELETE /seed", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answerWith(w, s.clear(), http.StatusConflict)
+	})))
 	return mux
+}
+
+// authorized lets through requests bearing the agent's password.
+func (s *seeder) authorized(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if s.token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// answerWith writes 200 ok, or code and the error.
+func answerWith(w http.ResponseWriter, err error, code int) {
+	if err != nil {
+		http.Error(w, err.Error(), code)
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
 }
 
 // answer writes 200 ok, or 503 and the reason.
@@ -100,13 +146,19 @@ func ReplicaHealth(r *dbop.ReplicaStatus, maxLag int64) error {
 	return nil
 }
 
-// Serve serves the probes on c.Listen until ctx ends.
+// Serve serves the probes and the seed endpoints on c.Listen until ctx
+// ends. A seed interrupted by a restart of the agent is reported Failed.
 func Serve(ctx context.Context, c Config, p *Probes) error {
+	token, err := c.readSecret(AgentPasswordFile)
+	if err != nil {
+		return err
+	}
+	s := &seeder{c: c, token: token, client: &http.Client{Timeout: 0}}
 	l, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: p.Handler(s), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

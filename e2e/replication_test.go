@@ -1,0 +1,316 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/go-sql-driver/mysql"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller"
+	"github.com/example/mysql-operator/internal/cluster"
+	"github.com/example/mysql-operator/internal/testenv"
+)
+
+// errReadOnly is MariaDB's ER_OPTION_PREVENTS_STATEMENT: read_only.
+const errReadOnly = 1290
+
+// TestReplication makes a 3-instance MySQL: rows written through the
+// primary's Service are read through the replicas' Service, and a write
+// through the replicas' Service is refused, root's included.
+func TestReplication(t *testing.T) {
+	ns := testenv.NewNamespace(t, c.Client)
+	createMySQL(t, ns, "db", 3)
+	waitCurrent(t, key(ns, "db"))
+	m := getMySQL(t, ns, "db")
+	if m.Status.CurrentPrimary != "db-0" {
+		t.Fatalf("primary = %q, want db-0 on a new cluster", m.Status.CurrentPrimary)
+	}
+	primary := rootDB(t, ns, "db", "db-primary")
+	mustExec(t, primary, "CREATE DATABASE shop")
+	mustExec(t, primary, "CREATE TABLE shop.items (id INT PRIMARY KEY)")
+	mustExec(t, primary, "INSERT INTO shop.items VALUES (1), (2), (3)")
+	replicas := rootDB(t, ns, "db", "db-replicas")
+	eventually(t, "the rows on the replicas", func(ctx context.Context) (bool, error) {
+		var n int
+		err := replicas.QueryRowContext(ctx, "SELECT COUNT(*) FROM shop.items").Scan(&n)
+		return err == nil && n == 3, nil
+	})
+	_, err := replicas.Exec("INSERT INTO shop.items VALUES (4)")
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != errReadOnly {
+		t.Fatalf("a write through the replicas' Service: %v, want error %d (read-only)", err, errReadOnly)
+	}
+}
+
+// getMySQL reads a MySQL.
+func getMySQL(t *testing.T, ns, name string) *databasev1.MySQL {
+	t.Helper()
+	m := &databasev1.MySQL{}
+	if err := c.Client.Get(context.Background(), key(ns, name), m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// writer inserts numbered rows through a Service, one at a time, as fast
+// as it can, and records which were acknowledged and when each attempt
+// started and ended.
+type writer struct {
+	mu       sync.Mutex
+	acked    []int
+	attempts []attempt
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// attempt is one INSERT: when it started and ended, and whether it was
+// acknowledged.
+type attempt struct {
+	start, end time.Time
+	err        error
+}
+
+// startWriter creates shop.log on the primary and starts writing rows.
+func startWriter(t *testing.T, ns, name string) *writer {
+	t.Helper()
+	db := rootDB(t, ns, name, name+"-primary")
+	mustExec(t, db, "CREATE DATABASE IF NOT EXISTS shop")
+	mustExec(t, db, "CREATE TABLE shop.log (n INT PRIMARY KEY)")
+	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for n := 1; ; {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			a := attempt{start: time.Now()}
+			_, a.err = db.ExecContext(ctx, "INSERT INTO shop.log VALUES (?)", n)
+			cancel()
+			a.end = time.Now()
+			w.mu.Lock()
+			w.attempts = append(w.attempts, a)
+			if a.err == nil {
+				w.acked = append(w.acked, n)
+				n++
+			}
+			w.mu.Unlock()
+			if a.err != nil {
+				time.Sleep(50 * time.Millisecond) // the same number again: it was not acknowledged
+			}
+		}
+	}()
+	return w
+}
+
+// count returns how many writes were acknowledged so far.
+func (w *writer) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.acked)
+}
+
+// recovered says whether a write that started after since was
+// acknowledged, and when the first such ended.
+func (w *writer) recovered(since time.Time) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range w.attempts {
+		if a.err == nil && a.start.After(since) {
+			return a.end, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// outage is the longest time between the ends of two acknowledged writes,
+// and the number of refused attempts and the last refusal.
+func (w *writer) outage() (time.Duration, int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var longest time.Duration
+	var last time.Time
+	refused := 0
+	var lastErr error
+	for _, a := range w.attempts {
+		if a.err != nil {
+			refused, lastErr = refused+1, a.err
+			continue
+		}
+		if !last.IsZero() {
+			longest = max(longest, a.end.Sub(last))
+		}
+		last = a.end
+	}
+	return longest, refused, lastErr
+}
+
+// finish stops the writer once a write started after since was
+// acknowledged, and checks that every acknowledged row is on the primary.
+// It returns when that first write after since ended.
+func (w *writer) finish(t *testing.T, ns, name string, since time.Time) time.Time {
+	t.Helper()
+	var first time.Time
+	eventually(t, "a write acknowledged after the disruption", func(context.Context) (bool, error) {
+		var ok bool
+		first, ok = w.recovered(since)
+		return ok, nil
+	})
+	close(w.stop)
+	<-w.done
+	db := rootDB(t, ns, name, name+"-primary")
+	rows, err := db.Query("SELECT n FROM shop.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	have := map[int]bool{}
+	for rows.Next() {
+		var n int
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		have[n] = true
+	}
+	lost := 0
+	for _, n := range w.acked {
+		if !have[n] {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Fatalf("%d of %d acknowledged writes are not on the primary", lost, len(w.acked))
+	}
+	longest, refused, lastErr := w.outage()
+	t.Logf("%d acknowledged writes, none lost; %d refused (last: %v); longest time between two acknowledged writes %s",
+		len(w.acked), refused, lastErr, longest.Round(time.Millisecond))
+	return first
+}
+
+// TestSwitchover asks for instance 1 as primary under a writer: the
+// primary moves, no acknowledged write is lost, and the write pause is
+// measured.
+func TestSwitchover(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.NewNamespace(t, c.Client)
+	m := createMySQL(t, ns, "db", 3)
+	waitCurrent(t, key(ns, "db"))
+	w := startWriter(t, ns, "db")
+	eventually(t, "a few writes", func(context.Context) (bool, error) { return w.count() > 20, nil })
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Spec.PreferredPrimary = ptrInt32(1)
+	if err := c.Client.Patch(ctx, m, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "db-1 to be the primary", func(ctx context.Context) (bool, error) {
+		return getMySQL(t, ns, "db").Status.CurrentPrimary == "db-1", nil
+	})
+	waitCurrent(t, key(ns, "db"))
+	w.finish(t, ns, "db", time.Now())
+	pause, _, _ := w.outage()
+	record(t, "switchover, longest write pause", pause)
+}
+
+// TestFailover loses the primary under a writer: its pod force-deleted and
+// kept from coming back (a taint on the node), then, in a second case, its
+// server killed (the kubelet restarts it in place, and the operator either
+// waits for it or fails over, by the grace period). A primary takes
+// writes again, every acknowledged write is on it, and the time from the
+// kill to the first accepted write is measured. An old primary that
+// returns holding a transaction its replicas never acknowledged is errant:
+// that is reported, not repaired.
+func TestFailover(t *testing.T) {
+	for _, how := range []string{"pod force-deleted", "server killed"} {
+		t.Run(how, func(t *testing.T) {
+			ctx := context.Background()
+			ns := testenv.NewNamespace(t, c.Client)
+			createMySQL(t, ns, "db", 3)
+			waitCurrent(t, key(ns, "db"))
+			w := startWriter(t, ns, "db")
+			eventually(t, "a few writes", func(context.Context) (bool, error) { return w.count() > 20, nil })
+			pod := &corev1.Pod{}
+			if err := c.Client.Get(ctx, key(ns, "db-0"), pod); err != nil {
+				t.Fatal(err)
+			}
+			if how == "pod force-deleted" {
+				holdNode(t, true)
+				if err := c.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The kill: the server's processes gone at once (a force-deleted
+			// pod's containers die when the kubelet gets to them, which may
+			// be first).
+			if err := c.KillContainer(pod, "mysql"); err != nil && how == "server killed" {
+				t.Fatal(err)
+			}
+			killed := time.Now()
+			first := w.finish(t, ns, "db", killed)
+			took := first.Sub(killed)
+			t.Logf("%s: first write accepted %s after the kill; primary now %s", how, took.Round(time.Millisecond), getMySQL(t, ns, "db").Status.CurrentPrimary)
+			record(t, "failover ("+how+"), kill to first accepted write", took)
+			holdNode(t, false)
+			waitSettled(t, ns, "db")
+		})
+	}
+}
+
+// holdNode taints the real node so that no new pod starts there (running
+// pods stay), or removes that taint.
+func holdNode(t *testing.T, hold bool) {
+	t.Helper()
+	args := []string{"taint", "node", cluster.RealNodeName, "e2e.example.com/hold=true:NoSchedule"}
+	if !hold {
+		args[len(args)-1] = "e2e.example.com/hold:NoSchedule-"
+		if out, err := kubectlErr(args...); err != nil && !strings.Contains(out, "not found") {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return
+	}
+	kubectl(t, args...)
+	t.Cleanup(func() { _, _ = kubectlErr("taint", "node", cluster.RealNodeName, "e2e.example.com/hold:NoSchedule-") })
+}
+
+// waitSettled waits until the MySQL is Current, or Stalled only because
+// instances hold errant transactions (an old primary that returned with a
+// write nobody acknowledged), and checks a primary takes writes.
+func waitSettled(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, "the MySQL to settle", func(ctx context.Context) (bool, error) {
+		res, err := testenv.Kstatus(ctx, c.Client, key(ns, name))
+		if err != nil {
+			return false, err
+		}
+		if res.Status == status.CurrentStatus {
+			return true, nil
+		}
+		s := condition(getMySQL(t, ns, name), databasev1.ConditionStalled)
+		return s != nil && s.Status == metav1.ConditionTrue && s.Reason == controller.ReasonErrantTransactions, nil
+	})
+	m := getMySQL(t, ns, name)
+	for _, in := range m.Status.Instances {
+		t.Logf("instance %s: %s, ready %t %s", in.Name, in.Role, in.Ready, in.Message)
+	}
+	mustExec(t, rootDB(t, ns, name, name+"-primary"), "INSERT INTO shop.log VALUES (1000000)")
+}
+
+func ptrInt32(v int32) *int32 { return &v }
+
+// record logs a measured figure in a form docs/benchmarks.md quotes.
+func record(t *testing.T, what string, d time.Duration) {
+	t.Helper()
+	fmt.Printf("MEASURED %s: %s\n", what, d.Round(time.Millisecond))
+}
