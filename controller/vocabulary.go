@@ -95,3 +95,71 @@ func (r *Reconciler) eventf(obj runtime.Object, reason, format string, args ...a
 	a := eventActions[reason]
 	r.Recorder.Eventf(obj, nil, a.eventType, reason, a.action, format, args...)
 }
+
+// ---------------------------------------------------------------------------
+// Databases, users and grants (MySQLDatabase, MySQLUser, MySQLGrant): the
+// words of the SQL object reconcilers (sqlobjects.go and its siblings). They
+// also use ReasonSucceeded, ReasonRetrying, ReasonSecretNotFound,
+// ReasonSecretInvalid and EventStalled above.
+
+// FinalizerSQLCleanup holds a database, user or grant whose deletion must
+// change the server (drop the database or account, revoke the privileges).
+// It is added only while there is something to clean up, and released
+// without touching the server when the MySQL is gone or being deleted.
+const FinalizerSQLCleanup = "database.example.com/sql-cleanup"
+
+// Condition reasons of the SQL objects.
+const (
+	// ReasonMySQLNotFound: the MySQL named by mysqlRef does not exist (yet).
+	ReasonMySQLNotFound = "MySQLNotFound"
+	// ReasonMySQLNotReady: the MySQL has no ready, writable primary yet, or
+	// is being deleted.
+	ReasonMySQLNotReady = "MySQLNotReady"
+	// ReasonUserNotFound: a grant's account does not exist on the primary yet.
+	ReasonUserNotFound = "UserNotFound"
+	// ReasonSQLRejected: the server (or the operator before it) refused the
+	// spec as invalid; retrying cannot help.
+	ReasonSQLRejected = "SQLRejected"
+	// ReasonReservedAccount: the spec names an account the server or the
+	// operator owns.
+	ReasonReservedAccount = "ReservedAccount"
+)
+
+// Event reasons of the SQL objects.
+const (
+	// EventSQLChanged: the primary was changed to the spec: a database or
+	// account created or altered, a password set, privileges granted or
+	// revoked.
+	EventSQLChanged = "Changed"
+	// EventDriftCorrected: the primary differed from a spec already applied
+	// (a manual REVOKE, DROP USER or ALTER); it was put back.
+	EventDriftCorrected = "DriftCorrected"
+	// EventCleanedUp: the object was deleted and the primary changed
+	// accordingly (database or account dropped, privileges revoked).
+	EventCleanedUp = "CleanedUp"
+	// EventCleanupSkipped: the object was deleted while its MySQL was gone
+	// or being deleted; nothing was done on a server.
+	EventCleanupSkipped = "CleanupSkipped"
+)
+
+// Event actions of the SQL objects: what was done on the primary. Events
+// of one object, reason and action merge into a series, so each kind of
+// statement keeps its own.
+const (
+	// ActionCreate: CREATE DATABASE or CREATE USER.
+	ActionCreate = "Create"
+	// ActionAlter: ALTER DATABASE or ALTER USER (attributes).
+	ActionAlter = "Alter"
+	// ActionSetPassword: ALTER USER with the password of the Secret.
+	ActionSetPassword = "SetPassword"
+	// ActionGrant: GRANT.
+	ActionGrant = "Grant"
+	// ActionRevoke: REVOKE.
+	ActionRevoke = "Revoke"
+	// ActionDrop: DROP DATABASE or DROP USER.
+	ActionDrop = "Drop"
+	// ActionCleanUp: the deletion of an object, with nothing to do on a server.
+	ActionCleanUp = "CleanUp"
+	// ActionReconcile: a reconcile that stalled.
+	ActionReconcile = "Reconcile"
+)

@@ -1,7 +1,8 @@
 // Package kustomize_test checks the delivery manifests: every overlay builds
 // with kustomize and is accepted by a real kube-apiserver, the Flux and Argo
-// CD objects point at paths that exist, and Argo CD's health check for MySQL
-// agrees with kstatus on every fixture.
+// CD objects point at paths that exist and health-check what they apply, and
+// Argo CD's health check for the operator's kinds agrees with kstatus on
+// every fixture.
 package kustomize_test
 
 import (
@@ -53,7 +54,7 @@ func build(t *testing.T, dir string) []*unstructured.Unstructured {
 func TestOverlaysApply(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	dirs := []string{"default", "samples"}
+	dirs := []string{"default", "samples", "samples/users", "overlays/dev/users"}
 	for _, e := range []string{"dev", "staging", "production"} {
 		dirs = append(dirs, filepath.Join("overlays", e), filepath.Join("overlays", e, "databases"))
 	}
@@ -123,7 +124,7 @@ func TestGitOpsPaths(t *testing.T) {
 			}
 			envs := []string{""}
 			if strings.Contains(path, "{{.env}}") {
-				envs = []string{"dev", "staging", "production"}
+				envs = generatorEnvs(u)
 			}
 			for _, e := range envs {
 				p := strings.TrimPrefix(strings.TrimPrefix(strings.ReplaceAll(path, "{{.env}}", e), "./"), "kustomize/")
@@ -131,6 +132,81 @@ func TestGitOpsPaths(t *testing.T) {
 					t.Errorf("%s %s: path %s builds nothing", f, u.GetName(), p)
 				}
 			}
+		}
+	}
+}
+
+// generatorEnvs returns the envs of an ApplicationSet's list generators.
+func generatorEnvs(u *unstructured.Unstructured) []string {
+	var envs []string
+	generators, _, _ := unstructured.NestedSlice(u.Object, "spec", "generators")
+	for _, g := range generators {
+		elements, _, _ := unstructured.NestedSlice(g.(map[string]any), "list", "elements")
+		for _, e := range elements {
+			if env, ok := e.(map[string]any)["env"].(string); ok {
+				envs = append(envs, env)
+			}
+		}
+	}
+	return envs
+}
+
+// TestFluxHealthChecksEveryObject checks that each Flux Kustomization with
+// health checks names every object of the operator's kinds its path
+// builds: a database, user or grant left out would never hold up a
+// deployment.
+func TestFluxHealthChecksEveryObject(t *testing.T) {
+	files, _ := filepath.Glob("flux/*.yaml")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := testenv.DecodeObjects(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, u := range objs {
+			checks, found, _ := unstructured.NestedSlice(u.Object, "spec", "healthChecks")
+			if !found {
+				continue
+			}
+			checked := map[string]bool{}
+			for _, c := range checks {
+				m := c.(map[string]any)
+				checked[fmt.Sprintf("%s/%s/%s", m["kind"], m["namespace"], m["name"])] = true
+			}
+			path, _, _ := unstructured.NestedString(u.Object, "spec", "path")
+			for _, o := range build(t, strings.TrimPrefix(path, "./kustomize/")) {
+				if o.GroupVersionKind().Group != "database.example.com" {
+					continue
+				}
+				if k := o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName(); !checked[k] {
+					t.Errorf("%s %s: %s is not health-checked", f, u.GetName(), k)
+				}
+			}
+		}
+	}
+}
+
+// TestArgoHealthCoversEveryKind checks that kustomize/argocd registers the
+// health check for every kind of the operator's CRDs.
+func TestArgoHealthCoversEveryKind(t *testing.T) {
+	var data map[string]any
+	for _, o := range build(t, "argocd") {
+		if o.GetKind() == "ConfigMap" && o.GetName() == "argocd-cm" {
+			data, _, _ = unstructured.NestedMap(o.Object, "data")
+		}
+	}
+	script, err := os.ReadFile("argocd/health.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range build(t, "crd") {
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		if got := data["resource.customizations.health."+group+"_"+kind]; got != string(script) {
+			t.Errorf("argocd-cm has no health.lua for %s/%s", group, kind)
 		}
 	}
 }
@@ -195,6 +271,10 @@ func TestArgoHealthMatchesKstatus(t *testing.T) {
 		"stalled-at-old-generation.yaml": "Progressing",
 		"deleting.yaml":                  "Progressing",
 		"no-status.yaml":                 "Healthy",
+		"database-ready.yaml":            "Healthy",
+		"user-waiting.yaml":              "Progressing",
+		"user-stalled.yaml":              "Degraded",
+		"grant-new.yaml":                 "Progressing",
 	}
 	argoOf := map[status.Status]string{
 		status.InProgressStatus:  "Progressing",

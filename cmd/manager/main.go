@@ -37,6 +37,7 @@ func main() {
 		progressInterval                                           time.Duration
 		agentImage                                                 string
 		checkInterval, failoverGrace, maxLag, stallAfter           time.Duration
+		driftInterval                                              time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
@@ -58,6 +59,8 @@ func main() {
 	flag.DurationVar(&maxLag, "max-lag", controller.DefaultMaxLag, "Replication lag above which a replica is not ready.")
 	flag.DurationVar(&stallAfter, "stall-after", controller.DefaultStallAfter,
 		"How long a pod may stay unschedulable, unable to pull its image or crash-looping before its MySQL is Stalled.")
+	flag.DurationVar(&driftInterval, "drift-interval", controller.DefaultDriftInterval,
+		"How often each MySQLDatabase, MySQLUser and MySQLGrant is compared with its server when nothing else happens: a manual change on the server is undone within it.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -111,6 +114,17 @@ func main() {
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		log.Error(err, "set up controller", "controller", "mysql")
+		os.Exit(1)
+	}
+	sqlObjects := &controller.SQLObjectsReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorder(controller.FieldManager),
+		MaxConcurrentReconciles: maxConcurrent,
+		DriftInterval:           driftInterval,
+	}
+	if err := sqlObjects.SetupWithManager(ctx, mgr); err != nil {
+		log.Error(err, "set up controllers", "controllers", "mysqldatabase, mysqluser, mysqlgrant")
 		os.Exit(1)
 	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))

@@ -1,4 +1,5 @@
--- Argo CD health of a database.example.com/MySQL, by the same rules as
+-- Argo CD health of the database.example.com kinds (MySQL, MySQLDatabase,
+-- MySQLUser, MySQLGrant), by the same rules as
 -- kstatus (sigs.k8s.io/cli-utils/pkg/kstatus/status), so that Argo CD,
 -- Flux and `kubectl wait` never disagree:
 --   being deleted                           -> Progressing (kstatus: Terminating)
@@ -18,7 +19,11 @@ if obj.metadata.generation ~= nil and status.observedGeneration ~= nil and statu
   hs.message = "Waiting for the operator to observe generation " .. obj.metadata.generation
   return hs
 end
+local ready = nil
 for _, c in ipairs(status.conditions or {}) do
+  if c.type == "Ready" then
+    ready = c.message
+  end
   if c.type == "Reconciling" and c.status == "True" then
     hs.status = "Progressing"
     hs.message = c.message or c.reason
@@ -31,5 +36,5 @@ for _, c in ipairs(status.conditions or {}) do
   end
 end
 hs.status = "Healthy"
-hs.message = status.message or "Resource is current"
+hs.message = status.message or ready or "Resource is current"
 return hs

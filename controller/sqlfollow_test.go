@@ -1,0 +1,144 @@
+package controller
+
+// The SQL objects follow their MySQL: through a switchover to another
+// primary, and through its deletion.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+)
+
+// TestSQLObjectsOutliveTheirMySQL deletes a MySQL before its databases,
+// users and grants, as deleting a whole application does: their
+// finalizers are released without a server, whether the MySQL is still
+// being deleted or already gone.
+func TestSQLObjectsOutliveTheirMySQL(t *testing.T) {
+	startSQLManager(t, sqlTestDrift)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logEvents(t, ns)
+		}
+	})
+	m := newMySQL(ns, "db", 1)
+	m.Finalizers = []string{"example.com/hold"} // keeps it "being deleted"
+	create(t, m)
+	markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+	servePods(t, m, 0, 1)
+	waitKstatus(t, client.ObjectKeyFromObject(m), status.CurrentStatus)
+
+	objs := func(suffix string) []client.Object {
+		return []client.Object{
+			&databasev1.MySQLDatabase{ObjectMeta: metav1.ObjectMeta{Name: "data" + suffix, Namespace: ns},
+				Spec: databasev1.MySQLDatabaseSpec{MySQLRef: ref(), DeletionPolicy: databasev1.DeletionDelete}},
+			&databasev1.MySQLUser{ObjectMeta: metav1.ObjectMeta{Name: "user" + suffix, Namespace: ns},
+				Spec: databasev1.MySQLUserSpec{MySQLRef: ref(), PasswordSecretRef: databasev1.PasswordSecretReference{Name: "pw"}}},
+			&databasev1.MySQLGrant{ObjectMeta: metav1.ObjectMeta{Name: "grant" + suffix, Namespace: ns},
+				Spec: databasev1.MySQLGrantSpec{MySQLRef: ref(), User: "user" + suffix, Database: "data" + suffix, Privileges: []databasev1.Privilege{"SELECT"}}},
+		}
+	}
+	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pw", Namespace: ns}, Data: map[string][]byte{"password": []byte("pw")}})
+	first, second := objs("1"), objs("2")
+	mustCreate(t, append(first, second...)...)
+	for _, o := range append(first, second...) {
+		waitObject(t, o, status.CurrentStatus)
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil || !controllerutil.ContainsFinalizer(o, FinalizerSQLCleanup) {
+			t.Fatalf("%s: no finalizer (%v)", o.GetName(), err)
+		}
+	}
+
+	if err := env.Client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the MySQL being deleted", func(t *testing.T) {
+		for _, o := range first {
+			deleteAndWait(t, o)
+		}
+		eventually(t, "a CleanupSkipped event", func(ctx context.Context) (bool, error) {
+			return hasEvent(ctx, ns, EventCleanupSkipped, "MySQL db is gone or being deleted")
+		})
+	})
+
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+		t.Fatal(err)
+	}
+	m.Finalizers = nil
+	if err := env.Client.Update(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the MySQL gone", func(t *testing.T) {
+		eventually(t, "the MySQL gone", func(ctx context.Context) (bool, error) {
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), m)
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+		for _, o := range second {
+			deleteAndWait(t, o)
+		}
+	})
+}
+
+// TestSQLObjectsFollowThePrimary switches a MySQL of two instances over to
+// its second: its objects are Ready against the new primary, and drift is
+// undone there.
+func TestSQLObjectsFollowThePrimary(t *testing.T) {
+	startSQLManager(t, sqlTestDrift)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logEvents(t, ns)
+		}
+	})
+	m := newMySQL(ns, "db", 2)
+	create(t, m)
+	markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+	markPDBReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
+	servers := servePods(t, m, 0, 2)
+	waitKstatus(t, client.ObjectKeyFromObject(m), status.CurrentStatus)
+	user := &databasev1.MySQLUser{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: databasev1.MySQLUserSpec{MySQLRef: ref(), PasswordSecretRef: databasev1.PasswordSecretReference{Name: "pw"}}}
+	grant := &databasev1.MySQLGrant{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: databasev1.MySQLGrantSpec{MySQLRef: ref(), User: "app", Database: "app", Privileges: []databasev1.Privilege{"SELECT"}}}
+	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pw", Namespace: ns}, Data: map[string][]byte{"password": []byte("pw")}}, user, grant)
+	waitObject(t, user, status.CurrentStatus)
+	waitObject(t, grant, status.CurrentStatus)
+
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	m.Spec.PreferredPrimary = ptr.To[int32](1)
+	if err := env.Client.Patch(ctx, m, patch); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []sqlObject{user, grant} {
+		eventually(t, o.GetName()+" Ready on db-1", func(ctx context.Context) (bool, error) {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+				return false, err
+			}
+			return conditions.IsReady(o) && strings.HasSuffix(conditions.GetMessage(o, databasev1.ConditionReady), "on the primary db-1"), nil
+		})
+	}
+	mustExec(t, rootOf(t, m, servers[1].Addr()), "DROP USER 'app'@'%'")
+	for i, s := range servers {
+		root := rootOf(t, m, s.Addr())
+		eventually(t, fmt.Sprintf("the account and its grant back on db-%d", i), func(ctx context.Context) (bool, error) {
+			g, err := grantsOf(ctx, root, "app", "%")
+			return strings.Contains(g, "GRANT SELECT ON `app`.*"), err
+		})
+	}
+}
