@@ -20,11 +20,13 @@ import (
 // They call no client, so that a table test and a golden file pin each one.
 
 // childLabels returns the labels of every child: the selector labels, the
-// managed-by label the cache selects on and the ApplySet membership. The
-// parent's own labels are never copied.
+// managed-by label and the shard key the cache selects on, and the ApplySet
+// membership. The parent's other labels are never copied.
 func childLabels(m *databasev1.MySQL) map[string]string {
-	l := SelectorLabels(m)
-	l[LabelManagedBy] = FieldManager
+	l := podLabels(m)
+	if shard, ok := m.Labels[LabelShard]; ok {
+		l[LabelShard] = shard
+	}
 	maps.Copy(l, parent(m).MemberLabels())
 	return l
 }

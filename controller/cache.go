@@ -1,16 +1,24 @@
 package controller
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/applyset"
 )
 
 // stripFields drops every managedFields entry but the operator's own.
 var stripFields = applyset.StripForeignManagedFields(FieldManager)
+
+// shardedKinds are the kinds a manager reconciles: a sharded manager
+// caches, and so reconciles, only the objects its selector selects.
+var shardedKinds = []client.Object{&databasev1.MySQL{}, &databasev1.MySQLDatabase{}, &databasev1.MySQLUser{}, &databasev1.MySQLGrant{}}
 
 // CacheOptions returns the informer cache options of the manager, from the
 // table of child kinds: children are cached only when they carry the
@@ -18,20 +26,47 @@ var stripFields = applyset.StripForeignManagedFields(FieldManager)
 // own managedFields entry. Secrets are cached in every namespace, so that
 // a rootPasswordSecretRef is watched, but only the operator's own Secrets
 // keep their values: other Secrets keep their keys with empty values.
-func CacheOptions() cache.Options {
-	owned := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{LabelManagedBy: FieldManager})}
-	byObject := make(map[client.Object]cache.ByObject, len(childKinds))
+//
+// shard selects the MySQLs, databases, users and grants of this manager
+// (labels.Everything() for all, else Flux's --watch-label-selector
+// convention on LabelShard): their children, which carry the MySQL's shard
+// key, are cached only when the selector selects them too.
+func CacheOptions(shard labels.Selector) cache.Options {
+	owned := labels.SelectorFromSet(labels.Set{LabelManagedBy: FieldManager})
+	if reqs, selective := shard.Requirements(); selective {
+		owned = owned.Add(reqs...)
+	}
+	byObject := make(map[client.Object]cache.ByObject, len(childKinds)+1+len(shardedKinds))
 	for _, k := range childKinds {
 		if k.cache != nil {
 			byObject[k.object] = *k.cache
 			continue
 		}
-		byObject[k.object] = owned
+		byObject[k.object] = cache.ByObject{Label: owned}
 	}
 	// The database pods: not children (the StatefulSet makes them), but
-	// the operator watches them and labels their roles.
-	byObject[&corev1.Pod{}] = owned
+	// the operator watches them and labels their roles. They are cached in
+	// every shard: the shard key is not in their template, so that moving
+	// a MySQL to another shard neither rolls its pods nor hides them from
+	// the manager taking it over.
+	byObject[&corev1.Pod{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{LabelManagedBy: FieldManager})}
+	if !shard.Empty() {
+		for _, o := range shardedKinds {
+			byObject[o] = cache.ByObject{Label: shard}
+		}
+	}
 	return cache.Options{DefaultTransform: stripFields, ByObject: byObject}
+}
+
+// LeaderElectionID returns the name of the leader election Lease of the
+// managers of one shard: each shard elects its own leader.
+func LeaderElectionID(shard labels.Selector) string {
+	const id = "mysql-operator.database.example.com"
+	if shard.Empty() {
+		return id
+	}
+	sum := sha256.Sum256([]byte(shard.String()))
+	return "mysql-operator-" + hex.EncodeToString(sum[:5]) + ".database.example.com"
 }
 
 // stripForeignSecrets is the cache transform of Secrets: a Secret the

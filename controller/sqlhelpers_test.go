@@ -14,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -31,7 +32,7 @@ func startSQLManager(t *testing.T, drift time.Duration) *writeCounter {
 	cfg := env.OperatorConfig(t)
 	writes := &writeCounter{}
 	cfg.WrapTransport = writes.wrap
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme, Cache: CacheOptions(),
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: testenv.Scheme, Cache: CacheOptions(labels.Everything()),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", Controller: ctrlConfig()})
 	if err != nil {
 		t.Fatal(err)

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -75,12 +77,18 @@ func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { r
 // reconciler before it starts; by default it writes every status change at once.
 func startManager(t *testing.T, opts ...func(*Reconciler)) (*writeCounter, func()) {
 	t.Helper()
+	return startManagerWith(t, CacheOptions(labels.Everything()), opts...)
+}
+
+// startManagerWith is startManager with the given cache options (a shard's).
+func startManagerWith(t *testing.T, cacheOpts cache.Options, opts ...func(*Reconciler)) (*writeCounter, func()) {
+	t.Helper()
 	cfg := env.OperatorConfig(t)
 	writes := &writeCounter{}
 	cfg.WrapTransport = writes.wrap
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 testenv.Scheme,
-		Cache:                  CacheOptions(),
+		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             ctrlConfig(),

@@ -24,6 +24,11 @@ const (
 	LabelInstance = "app.kubernetes.io/instance"
 	// LabelManagedBy marks children of the operator; the cache selects on it.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// LabelShard is Flux's sharding key: a manager started with
+	// --watch-label-selector reconciles only the MySQLs (and databases,
+	// users, grants) it selects, and caches only their children. The
+	// operator copies it from a MySQL to its children and pods.
+	LabelShard = "sharding.fluxcd.io/key"
 	// LabelRole on a pod is "primary" or "replica", kept by the operator;
 	// the Services select on it. An instance with no role carries none.
 	LabelRole = "database.example.com/role"

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -38,6 +39,7 @@ func main() {
 		agentImage                                                 string
 		checkInterval, failoverGrace, maxLag, stallAfter           time.Duration
 		driftInterval                                              time.Duration
+		watchSelector                                              string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
@@ -61,6 +63,9 @@ func main() {
 		"How long a pod may stay unschedulable, unable to pull its image or crash-looping before its MySQL is Stalled.")
 	flag.DurationVar(&driftInterval, "drift-interval", controller.DefaultDriftInterval,
 		"How often each MySQLDatabase, MySQLUser and MySQLGrant is compared with its server when nothing else happens: a manual change on the server is undone within it.")
+	flag.StringVar(&watchSelector, "watch-label-selector", "",
+		"Reconcile only the MySQLs, databases, users and grants this label selector selects (Flux's sharding convention: "+
+			"sharding.fluxcd.io/key=shard1 on a shard, '!sharding.fluxcd.io/key' on the main manager); each selector elects its own leader. Empty: all.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -75,17 +80,22 @@ func main() {
 	if secureMetrics {
 		metricsOpts.FilterProvider = metricsauth.Filter
 	}
+	shard, err := labels.Parse(watchSelector)
+	if err != nil {
+		log.Error(err, "parse --watch-label-selector")
+		os.Exit(1)
+	}
 	cfg := ctrl.GetConfigOrDie()
 	cfg.WrapTransport = apimetrics.WrapTransport
 	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         controller.CacheOptions(),
+		Cache:                         controller.CacheOptions(shard),
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        probeAddr,
 		PprofBindAddress:              pprofAddr,
 		LeaderElection:                leaderElect,
-		LeaderElectionID:              "mysql-operator.database.example.com",
+		LeaderElectionID:              controller.LeaderElectionID(shard),
 		LeaderElectionNamespace:       leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 	})
@@ -129,7 +139,7 @@ func main() {
 	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
 	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
-	log.Info("starting manager", "leaderElect", leaderElect, "maxConcurrentReconciles", maxConcurrent)
+	log.Info("starting manager", "leaderElect", leaderElect, "watchLabelSelector", shard.String(), "maxConcurrentReconciles", maxConcurrent)
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "run manager")
 		os.Exit(1)
