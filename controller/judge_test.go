@@ -2,10 +2,15 @@ package controller
 
 import (
 	"errors"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 )
@@ -92,4 +97,26 @@ func TestJudgeStatus(t *testing.T) {
 // equalStatus says whether a and b have the same status, conditions included.
 func equalStatus(a, b *databasev1.MySQL) bool {
 	return statusSum(&a.Status) == statusSum(&b.Status) && len(a.Status.Conditions) == len(b.Status.Conditions)
+}
+
+// TestRequeue queues a periodic check at low priority, and what a MySQL
+// waits for at the priority it had.
+func TestRequeue(t *testing.T) {
+	low := ptr.To(handler.LowPriority)
+	tests := []struct {
+		name           string
+		waiting, check time.Duration
+		want           ctrl.Result
+	}{
+		{"idle", 0, 10 * time.Second, ctrl.Result{RequeueAfter: 10 * time.Second, Priority: low}},
+		{"waiting sooner", time.Second, 10 * time.Second, ctrl.Result{RequeueAfter: time.Second}},
+		{"waiting later", time.Minute, 10 * time.Second, ctrl.Result{RequeueAfter: 10 * time.Second, Priority: low}},
+		{"no periodic check", time.Second, 0, ctrl.Result{RequeueAfter: time.Second}},
+		{"nothing at all", 0, 0, ctrl.Result{}},
+	}
+	for _, tt := range tests {
+		if got := requeue(tt.waiting, tt.check); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: requeue(%v, %v) = %+v, want %+v", tt.name, tt.waiting, tt.check, got, tt.want)
+		}
+	}
 }

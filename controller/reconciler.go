@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -157,8 +158,21 @@ func (r *Reconciler) finish(ctx context.Context, obj *databasev1.MySQL, obs *obs
 		// Observe the action's outcome and take the next step.
 		after = append(after, time.Second)
 	}
-	after = append(after, obs.recheck, r.CheckInterval)
-	return ctrl.Result{RequeueAfter: soonest(after...)}, nil
+	return requeue(soonest(append(after, obs.recheck)...), r.CheckInterval), nil
+}
+
+// requeue is when to reconcile a MySQL again: after the soonest thing it
+// waits for (0: nothing), and at the latest at its next periodic check (0:
+// none). A periodic check is queued at low priority, so that with many idle
+// MySQLs a change a user made (an event, normal priority) goes ahead of it.
+func requeue(waiting, check time.Duration) ctrl.Result {
+	switch {
+	case waiting > 0 && (check <= 0 || waiting < check):
+		return ctrl.Result{RequeueAfter: waiting}
+	case check <= 0:
+		return ctrl.Result{}
+	}
+	return ctrl.Result{RequeueAfter: check, Priority: ptr.To(handler.LowPriority)}
 }
 
 // reportStall records a Warning event and a log line for a stall, unless
