@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
@@ -103,17 +104,32 @@ func startWriter(t *testing.T, ns, name string) *writer {
 			a.end = time.Now()
 			w.mu.Lock()
 			w.attempts = append(w.attempts, a)
-			if a.err == nil {
+			switch {
+			case a.err == nil:
 				w.acked = append(w.acked, n)
+				n++
+			case isDuplicate(a.err):
+				// An earlier try of n was committed but its
+				// acknowledgement was lost with the connection: n is
+				// there, not acknowledged; go on with the next.
 				n++
 			}
 			w.mu.Unlock()
 			if a.err != nil {
-				time.Sleep(50 * time.Millisecond) // the same number again: it was not acknowledged
+				time.Sleep(50 * time.Millisecond) // refused: a breath before the next try
 			}
 		}
 	}()
 	return w
+}
+
+// errDuplicate is ER_DUP_ENTRY: the row is already there.
+const errDuplicate = 1062
+
+// isDuplicate says whether err is a duplicate-key refusal.
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == errDuplicate
 }
 
 // count returns how many writes were acknowledged so far.
@@ -164,11 +180,17 @@ func (w *writer) outage() (time.Duration, int, error) {
 func (w *writer) finish(t *testing.T, ns, name string, since time.Time) time.Time {
 	t.Helper()
 	var first time.Time
-	eventually(t, "a write acknowledged after the disruption", func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		var ok bool
 		first, ok = w.recovered(since)
 		return ok, nil
 	})
+	if err != nil {
+		_, refused, lastErr := w.outage()
+		m := getMySQL(t, ns, name)
+		t.Fatalf("no write acknowledged after the disruption: %v; %d refused, the last: %v; primary %q, instances %+v",
+			err, refused, lastErr, m.Status.CurrentPrimary, m.Status.Instances)
+	}
 	close(w.stop)
 	<-w.done
 	db := rootDB(t, ns, name, name+"-primary")
