@@ -19,7 +19,7 @@ func TestShortBenchmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Converge <= 0 || r.Floor <= 0 || r.PeakRSS == 0 || r.HeapIdle == 0 {
+	if r.Converge <= 0 || r.Floor <= 0 || r.PeakRSS == 0 || r.HeapIdle == 0 || r.ReactionIdle <= 0 || r.ReactionResync <= 0 {
 		t.Errorf("missing figures: %+v", r)
 	}
 	if r.SteadyWrites != 0 {

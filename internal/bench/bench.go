@@ -55,6 +55,10 @@ type Result struct {
 	ReconcileP50      time.Duration
 	ReconcileP99      time.Duration
 	QueueP99          time.Duration
+	ReactionIdle      time.Duration // the slowest of single config changes to reach their StatefulSet, every other MySQL idle
+	ReactionResync    time.Duration // the same, while the restarted manager resyncs every object
+	ReactionInResync  bool          // whether the resync was still running after the last of those changes
+	Took              time.Duration // the whole measurement of this N, floor included
 }
 
 // Ratio is converge time over the floor.
@@ -65,6 +69,7 @@ const namespace = "bench"
 // Run measures one N, each phase on a fresh local cluster.
 func Run(ctx context.Context, n int, opts Options) (Result, error) {
 	res := Result{N: n}
+	begin := time.Now()
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
@@ -79,7 +84,10 @@ func Run(ctx context.Context, n int, opts Options) (Result, error) {
 		return res, fmt.Errorf("floor: %w", err)
 	}
 	res.Floor = floor
-	return res, measureOperator(ctx, n, opts, log, &res)
+	err = measureOperator(ctx, n, opts, log, &res)
+	res.Took = time.Since(begin)
+	log("took %s", res.Took.Round(time.Second))
+	return res, err
 }
 
 // mysqlSpec is the MySQL every benchmark object gets.

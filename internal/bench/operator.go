@@ -75,6 +75,15 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	res.HeapPerMySQL = (float64(res.HeapIdle) - float64(emptyHeap)) / float64(n)
 	log("steady state: %.0f writes (%s), %.0f direct reads; live heap %.1f MiB", res.SteadyWrites, Describe(requests(idle, true)), res.SteadyDirectReads, mib(res.HeapIdle))
 
+	restartPeak, err := measureReaction(ctx, c, mgr, n, log, res)
+	if err != nil {
+		return err
+	}
+	// The change's baseline: the counters of the manager restarted there.
+	if idle, err = mgr.Metrics(); err != nil {
+		return err
+	}
+
 	// Cost per change: spec.replicas 1 -> 2 on every MySQL.
 	before := requests(idle, true)
 	log("change: scaling every MySQL to 2 replicas")
@@ -109,7 +118,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if res.PeakRSS, _, err = mgr.Memory(); err != nil {
 		return err
 	}
-	res.PeakRSS = max(res.PeakRSS, convergePeak)
+	res.PeakRSS = max(res.PeakRSS, convergePeak, restartPeak)
 	log("memory: peak RSS %.1f MiB", mib(res.PeakRSS))
 	return nil
 }
