@@ -50,9 +50,10 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC into kustomize/.
+manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC into kustomize/, and from there into the Helm chart.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=kustomize/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./controller/... paths=./internal/metricsauth/... output:rbac:artifacts:config=kustomize/rbac
+	go run ./cmd/chartgen
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of the API.
@@ -68,7 +69,8 @@ vet: ## Run go vet.
 
 .PHONY: verify
 verify: manifests generate fmt vet ## Fail when regenerating or formatting leaves a diff.
-	@git diff --exit-code -- api kustomize controller applyset dbop topology internal cmd e2e || { echo "generated files are stale: run 'make manifests generate fmt' and commit"; exit 1; }
+	@git diff --exit-code -- api kustomize charts controller applyset dbop topology internal cmd e2e || { echo "generated files are stale: run 'make manifests generate fmt' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- charts)" || { git status --short -- charts; echo "the chart has files not committed: commit them"; exit 1; }
 
 .PHONY: test
 test: verify build control-plane node ## Build the manager as the image does, then run every test (unit, envtest with real MariaDB servers, e2e on a real node, short benchmark).
