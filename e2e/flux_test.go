@@ -228,10 +228,10 @@ func testFluxPrune(t *testing.T, e *fluxEnv) {
 	if len(claims) != 3 {
 		t.Fatalf("data claims of the MySQL: %v, want 3", claims)
 	}
-	if err := e.repo.WriteFile(devMySQL, nil); err != nil {
+	if err := e.repo.RemoveFile(devMySQL); err != nil {
 		t.Fatal(err)
 	}
-	commit := e.commitEdit(t, devDatabases, "- mysql.yaml", "[]", "Remove the sample")
+	commit := e.commitEdit(t, devDatabases, "resources:\n- mysql.yaml\n", "resources: []\n", "Remove the sample")
 	eventually(t, "the MySQL pruned", func(ctx context.Context) (bool, error) {
 		s, err := kustomizationStatus(ctx, fluxDatabases)
 		if err != nil || !strings.HasSuffix(s.LastAttemptedRevision, commit) || s.inventoryHas(sampleID) {

@@ -103,9 +103,14 @@ func fluxOverlay(dir, url string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("real node patch: %w", err)
 	}
+	// kustomize takes no absolute path of a kustomization.
+	base, err := filepath.Rel(dir, filepath.Join(repoRoot, "e2e", "testdata", "flux"))
+	if err != nil {
+		return nil, fmt.Errorf("test overlay: %w", err)
+	}
 	kustomization := map[string]any{
 		"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-		"resources": []string{filepath.Join(repoRoot, "e2e", "testdata", "flux")},
+		"resources": []string{base},
 		"patches": []map[string]any{
 			jsonPatch("GitRepository", fluxSource, map[string]any{"op": "replace", "path": "/spec/url", "value": url}),
 			jsonPatch("Kustomization", fluxDatabases, map[string]any{"op": "add", "path": "/spec/patches", "value": []map[string]any{

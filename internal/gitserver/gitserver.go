@@ -140,6 +140,14 @@ func (r *Repo) WriteFile(path string, data []byte) error {
 	return nil
 }
 
+// RemoveFile removes a file of the work tree, path relative to it.
+func (r *Repo) RemoveFile(path string) error {
+	if err := os.Remove(filepath.Join(r.Dir, path)); err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
+}
+
 // ReadFile reads a file of the work tree, path relative to it.
 func (r *Repo) ReadFile(path string) ([]byte, error) {
 	data, err := os.ReadFile(filepath.Join(r.Dir, path))
