@@ -28,6 +28,10 @@ COREDNS := $(BIN)/coredns
 PAUSE := $(BIN)/pause
 MARIADB_ROOTFS := $(BIN)/images/mariadb-10.11-rootfs.tar
 NODE := $(KUBELET) $(KUBE_PROXY) $(CONTAINERD) $(CTR) $(SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS) $(PAUSE) $(MARIADB_ROOTFS)
+SOURCE_CONTROLLER := $(BIN)/source-controller
+KUSTOMIZE_CONTROLLER := $(BIN)/kustomize-controller
+FLUX_CRDS := $(BIN)/flux-crds
+FLUX := $(SOURCE_CONTROLLER) $(KUSTOMIZE_CONTROLLER) $(FLUX_CRDS)
 
 # Debian packages the builds and tests need: iptables for kube-proxy,
 # libseccomp-dev for runc, mmdebstrap for the database image, MariaDB for
@@ -73,11 +77,11 @@ verify: manifests generate fmt vet ## Fail when regenerating or formatting leave
 	@test -z "$$(git status --porcelain --untracked-files=all -- charts)" || { git status --short -- charts; echo "the chart has files not committed: commit them"; exit 1; }
 
 .PHONY: test
-test: verify build control-plane node ## Build the manager as the image does, then run every test (unit, envtest with real MariaDB servers, e2e on a real node, short benchmark).
+test: verify build control-plane node flux ## Build the manager as the image does, then run every test (unit, envtest with real MariaDB servers, e2e on a real node, short benchmark).
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 40m ./...
 
 .PHONY: e2e
-e2e: control-plane node ## Run only the full-cluster e2e tests.
+e2e: control-plane node flux ## Run only the full-cluster e2e tests.
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./e2e/...
 
 .PHONY: bench
@@ -162,3 +166,18 @@ $(MARIADB_ROOTFS):
 	  --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
 	  --dpkgopt='path-exclude=/usr/share/locale/*' bookworm $@.tmp
 	mv $@.tmp $@
+
+##@ Flux (built from the Go module proxy into bin/, skipped when present; versions in tools/flux/go.mod)
+
+.PHONY: flux
+flux: $(FLUX) ## Build Flux's source-controller and kustomize-controller and copy their CRDs, for the Flux e2e test.
+
+$(SOURCE_CONTROLLER) $(KUSTOMIZE_CONTROLLER):
+	cd tools/flux && go build -o $@ github.com/fluxcd/$(notdir $@)
+
+# The CRDs of the same module versions as the binaries, one file each.
+$(FLUX_CRDS):
+	rm -rf $@.tmp && mkdir -p $@.tmp
+	cd tools/flux && for m in source-controller kustomize-controller; do \
+	  cp $$(go list -m -f '{{.Dir}}' github.com/fluxcd/$$m)/config/crd/bases/*.yaml $@.tmp/; done
+	chmod 0644 $@.tmp/*.yaml && mv $@.tmp $@

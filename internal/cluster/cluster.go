@@ -209,10 +209,15 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 // startProcess starts a component binary of bin/ (or an absolute path) and
 // records it under name, in start order.
 func (c *Cluster) startProcess(name, binary string, args ...string) error {
+	return c.startProcessEnv(name, nil, binary, args...)
+}
+
+// startProcessEnv is startProcess with env added to the environment.
+func (c *Cluster) startProcessEnv(name string, env []string, binary string, args ...string) error {
 	if !strings.Contains(binary, "/") {
 		binary = filepath.Join(c.opts.Bin, binary)
 	}
-	p, err := launch(c.LogPath(name), binary, args...)
+	p, err := launchEnv(c.LogPath(name), env, binary, args...)
 	if err != nil {
 		return err
 	}

@@ -20,13 +20,22 @@ type Metrics map[string]*dto.MetricFamily
 
 // Metrics scrapes the manager's metrics endpoint.
 func (m *Manager) Metrics() (Metrics, error) {
-	resp, err := http.Get(m.MetricsURL)
+	return scrape(m.Name, m.MetricsURL)
+}
+
+// scrape reads the Prometheus metrics of the component name at url.
+func scrape(name, url string) (Metrics, error) {
+	resp, err := http.Get(url)
 	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", m.Name, err)
+		return nil, fmt.Errorf("scrape %s: %w", name, err)
 	}
 	defer resp.Body.Close()
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(resp.Body)
+	ms, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", name, err)
+	}
+	return ms, nil
 }
 
 // LiveHeap forces garbage collections in the manager and returns the bytes
@@ -70,6 +79,18 @@ func (ms Metrics) Sum(name string, labels map[string]string) float64 {
 		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 	}
 	return sum
+}
+
+// Count adds up the observations of a histogram over the series carrying
+// the given labels.
+func (ms Metrics) Count(name string, labels map[string]string) uint64 {
+	var n uint64
+	for _, m := range ms[name].GetMetric() {
+		if matches(m, labels) {
+			n += m.GetHistogram().GetSampleCount()
+		}
+	}
+	return n
 }
 
 // Quantile estimates a quantile of a histogram over the series carrying the

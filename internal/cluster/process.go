@@ -27,11 +27,19 @@ type process struct {
 // launch starts binary in a process group of its own, logging to logPath;
 // the process dies with the test binary.
 func launch(logPath, binary string, args ...string) (*process, error) {
+	return launchEnv(logPath, nil, binary, args...)
+}
+
+// launchEnv is launch with env added to the test binary's environment.
+func launchEnv(logPath string, env []string, binary string, args ...string) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(binary, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
