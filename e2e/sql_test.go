@@ -3,14 +3,12 @@ package e2e
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/example/mysql-operator/internal/testenv"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The tests are the database's clients: they log in through the MySQL's
@@ -38,8 +36,26 @@ func openDB(t *testing.T, ns, service, user, password string) *sql.DB {
 	if err := c.Client.Get(context.Background(), key(ns, service), svc); err != nil {
 		t.Fatal(err)
 	}
+	return openAddr(t, "Service "+service, svc.Spec.ClusterIP, user, password)
+}
+
+// podDB opens a pool as user to one pod's address, as a DBA reaching one
+// server would, and waits until a query goes through.
+func podDB(t *testing.T, ns, pod, user, password string) *sql.DB {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := c.Client.Get(context.Background(), key(ns, pod), p); err != nil {
+		t.Fatal(err)
+	}
+	return openAddr(t, "pod "+pod, p.Status.PodIP, user, password)
+}
+
+// openAddr opens a pool as user to port 3306 of ip and waits until a query
+// goes through.
+func openAddr(t *testing.T, what, ip, user, password string) *sql.DB {
+	t.Helper()
 	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", svc.Spec.ClusterIP+":3306"
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", ip+":3306"
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 2*time.Second, 10*time.Second, 10*time.Second
 	// Placeholders are filled in by the driver: SHOW and DDL statements
 	// cannot be prepared by the server.
@@ -52,10 +68,13 @@ func openDB(t *testing.T, ns, service, user, password string) *sql.DB {
 	db.SetConnMaxLifetime(10 * time.Second)
 	t.Cleanup(func() { db.Close() })
 	var last error
-	testenv.Eventually(t, timeout, fmt.Sprintf("a login as %s through Service %s", user, service), func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		last = db.PingContext(ctx)
 		return last == nil, nil
 	})
+	if err != nil {
+		t.Fatalf("a login as %s to %s: %v; the last try: %v", user, what, err, last)
+	}
 	return db
 }
 
