@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,25 +209,4 @@ func (e *env) waitRows(n int, ids ...int) {
 			return err
 		})
 	}
-}
-
-// countingDialer counts the writes on its connections: one per packet sent.
-type countingDialer struct{ writes atomic.Int64 }
-
-func (d *countingDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Conn: c, d: d}, nil
-}
-
-type countingConn struct {
-	net.Conn
-	d *countingDialer
-}
-
-func (c *countingConn) Write(b []byte) (int, error) {
-	c.d.writes.Add(1)
-	return c.Conn.Write(b)
 }

@@ -37,7 +37,8 @@ type Options struct {
 	WriteTimeout time.Duration
 	// TLS, when set, is used for the connections.
 	TLS *tls.Config
-	// Dial replaces the network dialer (tests count round trips with it).
+	// Dial replaces the network dialer (default: one counting round trips
+	// in RoundTrips).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
@@ -65,6 +66,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = d.WriteTimeout
+	}
+	if o.Dial == nil {
+		o.Dial = CountingDialer(RoundTrips)
 	}
 	return o
 }
