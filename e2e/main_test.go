@@ -83,9 +83,12 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	code := m.Run()
-	if code != 0 {
+	switch {
+	case code != 0:
 		fmt.Fprintln(os.Stderr, "e2e failed; component logs are in", filepath.Join(dir, "logs"))
-	} else {
+	case os.Getenv("E2E_KEEP_LOGS") != "":
+		fmt.Fprintln(os.Stderr, "component logs are in", filepath.Join(dir, "logs"))
+	default:
 		_ = os.RemoveAll(dir)
 	}
 	return code, nil
