@@ -7,6 +7,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/dbop"
@@ -24,6 +25,7 @@ func (r *Reconciler) act(ctx context.Context, m *databasev1.MySQL, in *instances
 	if a.Kind == topology.ActionNone {
 		return plan.Primary, nil
 	}
+	start := time.Now()
 	ctrl.LoggerFrom(ctx).Info("topology action", "action", a.Kind, "target", a.Target, "from", a.From, "instances", a.Instances, "reason", a.Reason)
 	repl := r.source(in, a.Target, passwords)
 	var err error
@@ -37,7 +39,9 @@ func (r *Reconciler) act(ctx context.Context, m *databasev1.MySQL, in *instances
 	case topology.ActionConfigureReplicas:
 		err = r.configureReplicas(ctx, m, in, a.Instances, repl)
 	case topology.ActionSwitchover:
-		err = r.switchover(ctx, m, in, plan, passwords)
+		if err = r.switchover(ctx, m, in, plan, passwords); err == nil {
+			r.demoted.mark(client.ObjectKeyFromObject(m), a.From)
+		}
 	case topology.ActionFailover:
 		primary, err = r.failover(ctx, m, in, plan, passwords)
 	case topology.ActionSeed:
@@ -48,6 +52,7 @@ func (r *Reconciler) act(ctx context.Context, m *databasev1.MySQL, in *instances
 	if err != nil {
 		return -1, fmt.Errorf("%s: %w", a.Kind, err)
 	}
+	ctrl.LoggerFrom(ctx).Info("topology action done", "action", a.Kind, "primary", primary, "took", time.Since(start).String())
 	if note != "" {
 		r.eventf(m, EventTopology, "%s: %s", a.Kind, note)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/dbop"
@@ -51,9 +52,11 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, m *databasev1.MySQL,
 	if err != nil {
 		return err
 	}
+	plan = plan.After(primary)
 	if err := r.labelRoles(ctx, m, in, plan, primary); err != nil {
 		return err
 	}
+	r.cutOffDemoted(ctx, client.ObjectKeyFromObject(m), in, primary, obs)
 	recordDatabase(m, in, plan, primary, obs)
 	rolled, err := r.rollOut(ctx, m, in, rev, plan, primary)
 	if rolled {

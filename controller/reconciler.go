@@ -67,6 +67,8 @@ type Reconciler struct {
 	conns *connections
 	// unreachable times the primaries that cannot be reached.
 	unreachable *unreachableSince
+	// demoted holds the old primaries whose clients are being cut off.
+	demoted *demotions
 }
 
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqls,verbs=get;list;watch;patch
@@ -89,6 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.status.forget(req.NamespacedName)
 			r.conns.forget(req.NamespacedName)
 			r.unreachable.forget(req.NamespacedName)
+			r.demoted.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -236,6 +239,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	r.pool = dbop.NewPool(dbop.DefaultOptions())
 	r.conns = newConnections(r.pool)
 	r.unreachable = newUnreachableSince()
+	r.demoted = newDemotions()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &databasev1.MySQL{}, indexSecretRef, secretRefIndex); err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ var (
 // managerArgs are the flags of every manager of the tests: leader
 // election, and a short --stall-after so that a stuck pod stalls its MySQL
 // within a test's wait.
-var managerArgs = []string{"--leader-elect", "--stall-after=20s"}
+var managerArgs = []string{"--leader-elect", "--stall-after=20s", "--zap-time-encoding=rfc3339nano"}
 
 // timeout bounds each wait of the e2e tests.
 const timeout = 2 * time.Minute
