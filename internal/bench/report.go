@@ -61,6 +61,7 @@ func WriteReport(dir, command string, window time.Duration, results []Result) er
 	b.WriteString("- **latency**: `controller_runtime_reconcile_time_seconds` and `workqueue_queue_duration_seconds` quantiles over the life of the manager restarted for the resync.\n")
 	fmt.Fprintf(&b, "- **one change**: after the idle window, %d MySQLs one after the other get a `spec.config` change; the figure is the slowest, from the patch until the MySQL's StatefulSet carries the new config hash, with every other MySQL idle. Then the manager is killed and restarted (a resync of every object from a cold cache) and %d other MySQLs are changed the same way while it resyncs.\n", reactionSamples, reactionSamples)
 	b.WriteString("- **took**: the whole measurement of that N, floor included.\n\n")
+	b.WriteString("KWOK nodes run no servers: the data plane's figures (switchover write pause, failover time, SQL round trips per idle check) come from the e2e tests on the real node, in [dataplane.md](dataplane.md).\n\n")
 	b.WriteString("## Results\n\n")
 	Table(&b, results)
 	b.WriteString("\n![converge time and memory against N](benchmarks.png)\n\n## Writes per change, per MySQL\n\n")
