@@ -38,9 +38,7 @@ func TestReplication(t *testing.T) {
 		t.Fatalf("primary = %q, want db-0 on a new cluster", m.Status.CurrentPrimary)
 	}
 	primary := rootDB(t, ns, "db", "db-primary")
-	mustExec(t, primary, "CREATE DATABASE shop")
-	mustExec(t, primary, "CREATE TABLE shop.items (id INT PRIMARY KEY)")
-	mustExec(t, primary, "INSERT INTO shop.items VALUES (1), (2), (3)")
+	writeItems(t, primary)
 	replicas := rootDB(t, ns, "db", "db-replicas")
 	eventually(t, "the rows on the replicas", func(ctx context.Context) (bool, error) {
 		var n int

@@ -32,9 +32,7 @@ func TestErrantReplica(t *testing.T) {
 	createMySQL(t, ns, "db", 3)
 	waitCurrent(t, key(ns, "db"))
 	primary := rootDB(t, ns, "db", "db-primary")
-	mustExec(t, primary, "CREATE DATABASE shop")
-	mustExec(t, primary, "CREATE TABLE shop.items (id INT PRIMARY KEY)")
-	mustExec(t, primary, "INSERT INTO shop.items VALUES (1), (2), (3)")
+	writeItems(t, primary)
 	admin := adminDB(t, ns, "db", "db-2")
 	waitRows(t, admin, "db-2", 3)
 	// The admin account may write on a read-only replica (it keeps
@@ -91,9 +89,7 @@ func TestScaleWithData(t *testing.T) {
 	m := createMySQL(t, ns, "db", 3)
 	waitCurrent(t, key(ns, "db"))
 	primary := rootDB(t, ns, "db", "db-primary")
-	mustExec(t, primary, "CREATE DATABASE shop")
-	mustExec(t, primary, "CREATE TABLE shop.items (id INT PRIMARY KEY)")
-	mustExec(t, primary, "INSERT INTO shop.items VALUES (1), (2), (3)")
+	writeItems(t, primary)
 
 	kubectl(t, "scale", "-n", ns, "my/db", "--replicas=5")
 	waitCurrent(t, key(ns, "db"))
@@ -149,6 +145,14 @@ func adminDB(t *testing.T, ns, name, pod string) *sql.DB {
 		t.Fatal(err)
 	}
 	return podDB(t, ns, pod, dbop.AdminUser, string(s.Data["admin"]))
+}
+
+// writeItems creates shop.items through db and writes rows 1, 2 and 3.
+func writeItems(t *testing.T, db *sql.DB) {
+	t.Helper()
+	mustExec(t, db, "CREATE DATABASE shop")
+	mustExec(t, db, "CREATE TABLE shop.items (id INT PRIMARY KEY)")
+	mustExec(t, db, "INSERT INTO shop.items VALUES (1), (2), (3)")
 }
 
 // waitRows waits until shop.items on db holds n rows.

@@ -64,6 +64,7 @@ func TestGitOpsUsers(t *testing.T) {
 	t.Run("the grant allows exactly what it says", func(t *testing.T) { testGrantBounds(t, ns, password) })
 	t.Run("manual changes are undone within the drift interval", func(t *testing.T) { testUndone(t, ns, root, password) })
 	t.Run("a new password in the Secret", func(t *testing.T) { testNewPassword(t, ns, password) })
+	t.Run("after a change of primary", func(t *testing.T) { testNewPrimary(t, ns, objs) })
 	t.Run("deletions", func(t *testing.T) { testDeletions(t, ns, root) })
 	t.Run("the MySQL deleted first", func(t *testing.T) { testMySQLFirst(t, ns) })
 }
@@ -109,6 +110,33 @@ func testUndone(t *testing.T, ns string, root *sql.DB, password string) {
 	if _, err := openDB(t, ns, "sample-primary", "app", password).Exec("INSERT INTO app.t VALUES (3)"); err != nil {
 		t.Errorf("insert as the account made again: %v", err)
 	}
+}
+
+// testNewPrimary grows the MySQL to 3 instances and moves its primary to
+// instance 1: the database, the account and the grant stay Ready, and a
+// manual REVOKE on the new primary is undone there.
+func testNewPrimary(t *testing.T, ns string, objs []*unstructured.Unstructured) {
+	ctx := context.Background()
+	m := getMySQL(t, ns, "sample")
+	patch := client.RawPatch(client.Merge.Type(), []byte(`{"spec":{"replicas":3,"preferredPrimary":1}}`))
+	if err := c.Client.Patch(ctx, m, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "sample-1 to be the primary", func(ctx context.Context) (bool, error) {
+		return getMySQL(t, ns, "sample").Status.CurrentPrimary == "sample-1", nil
+	})
+	waitCurrent(t, key(ns, "sample"))
+	for _, o := range objs {
+		if o.GroupVersionKind().Group == databasev1.GroupVersion.Group {
+			testenv.WaitKstatusOf(t, c.Client, o.GetKind(), key(ns, o.GetName()), status.CurrentStatus, timeout)
+		}
+	}
+	root := podDB(t, ns, "sample-1", "root", rootPasswordOf(t, ns, "sample"))
+	mustExec(t, root, "REVOKE INSERT ON app.* FROM 'app'@'%'")
+	within(t, "INSERT granted again on the new primary", func(ctx context.Context) (bool, error) {
+		g, err := showGrants(ctx, root, "app")
+		return strings.Contains(g, "INSERT"), err
+	})
 }
 
 // within waits for cond no longer than the drift interval allows: one
