@@ -49,7 +49,7 @@ func CacheOptions(shard labels.Selector) cache.Options {
 	// every shard: the shard key is not in their template, so that moving
 	// a MySQL to another shard neither rolls its pods nor hides them from
 	// the manager taking it over.
-	byObject[&corev1.Pod{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{LabelManagedBy: FieldManager})}
+	byObject[&corev1.Pod{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{LabelManagedBy: FieldManager}), Transform: stripPod}
 	if !shard.Empty() {
 		for _, o := range shardedKinds {
 			byObject[o] = cache.ByObject{Label: shard}
@@ -79,4 +79,16 @@ func stripForeignSecrets(in any) (any, error) {
 		s.StringData = nil
 	}
 	return stripFields(in)
+}
+
+// stripPod is the cache transform of the database pods: the operator reads
+// their metadata and status, never their spec, which is most of a pod (the
+// containers of the template, their volumes and environment). Pods are the
+// largest objects the manager caches, two per MySQL or more.
+func stripPod(in any) (any, error) {
+	if p, ok := in.(*corev1.Pod); ok {
+		p.Spec = corev1.PodSpec{}
+		p.ManagedFields = nil
+	}
+	return in, nil
 }
