@@ -101,6 +101,13 @@ func ignoreConflict(err error) error {
 // reconcileCount reads controller-runtime's reconcile counter of the controller.
 func reconcileCount(t *testing.T) float64 {
 	t.Helper()
+	return reconcileCountOf(t, "mysql")
+}
+
+// reconcileCountOf sums controller-runtime's reconcile counters of the
+// named controllers.
+func reconcileCountOf(t *testing.T, controllers ...string) float64 {
+	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +119,7 @@ func reconcileCount(t *testing.T) float64 {
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "mysql" {
+				if l.GetName() == "controller" && slices.Contains(controllers, l.GetValue()) {
 					sum += m.GetCounter().GetValue()
 				}
 			}

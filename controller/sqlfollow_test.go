@@ -28,12 +28,7 @@ import (
 func TestSQLObjectsOutliveTheirMySQL(t *testing.T) {
 	startSQLManager(t, sqlTestDrift)
 	ctx := context.Background()
-	ns := newNamespace(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			logEvents(t, ns)
-		}
-	})
+	ns := eventsOnFailure(t, newNamespace(t))
 	m := newMySQL(ns, "db", 1)
 	m.Finalizers = []string{"example.com/hold"} // keeps it "being deleted"
 	create(t, m)
@@ -97,12 +92,7 @@ func TestSQLObjectsOutliveTheirMySQL(t *testing.T) {
 func TestSQLObjectsFollowThePrimary(t *testing.T) {
 	startSQLManager(t, sqlTestDrift)
 	ctx := context.Background()
-	ns := newNamespace(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			logEvents(t, ns)
-		}
-	})
+	ns := eventsOnFailure(t, newNamespace(t))
 	m := newMySQL(ns, "db", 2)
 	create(t, m)
 	markStatefulSetReady(t, client.ObjectKey{Namespace: ns, Name: "db"})
@@ -141,4 +131,15 @@ func TestSQLObjectsFollowThePrimary(t *testing.T) {
 			return strings.Contains(g, "GRANT SELECT ON `app`.*"), err
 		})
 	}
+}
+
+// eventsOnFailure logs the events of namespace ns when the test fails, and
+// returns ns.
+func eventsOnFailure(t *testing.T, ns string) string {
+	t.Cleanup(func() {
+		if t.Failed() {
+			logEvents(t, ns)
+		}
+	})
+	return ns
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
@@ -66,24 +64,7 @@ func startSQLManager(t *testing.T, drift time.Duration) *writeCounter {
 // SQL objects' controllers.
 func sqlReconcileCount(t *testing.T) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && slices.Contains([]string{"mysqldatabase", "mysqluser", "mysqlgrant"}, l.GetValue()) {
-					sum += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return sum
+	return reconcileCountOf(t, "mysqldatabase", "mysqluser", "mysqlgrant")
 }
 
 // openAs opens a connection pool to addr as user (not through dbop: the
