@@ -54,13 +54,22 @@ func WaitKstatus(t testing.TB, c client.Client, key client.ObjectKey, want statu
 	}
 }
 
-// NewNamespace creates a namespace with a random name for one test.
+// NewNamespace creates a namespace with a random name for one test, and
+// deletes it when the test passed (a failed test's objects are kept).
 func NewNamespace(t testing.TB, c client.Client) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "test-" + rand.String(6)}}
 	if err := c.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			return // what a failed test leaves is kept, to be looked at
+		}
+		if err := c.Delete(context.Background(), ns); client.IgnoreNotFound(err) != nil {
+			t.Errorf("delete namespace %s: %v", ns.Name, err)
+		}
+	})
 	return ns.Name
 }
 
