@@ -1,8 +1,9 @@
 // Package charts_test tests the Helm chart in charts/mysql-operator with
 // Helm's own Go SDK (helm.sh/helm/v4): its generated files match their
 // kustomize sources, it lints, it renders what kustomize/default renders,
-// values change what they should, and it installs, upgrades and uninstalls
-// on a local cluster whose Deployments really roll out (KWOK's pods).
+// values change what they should. Installing, upgrading and uninstalling it
+// on the local cluster, with the manager running on the real node, is
+// e2e/helm_test.go's.
 package charts_test
 
 import (

@@ -40,7 +40,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--service-account-key-file="+filepath.Join(pki, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"),
 		"--service-cluster-ip-range="+c.serviceCIDR(),
-		"--endpoint-reconciler-type=none",
+		"--endpoint-reconciler-type="+c.endpointReconciler(),
 		"--allow-privileged=true"); err != nil {
 		return err
 	}
@@ -90,6 +90,17 @@ func (c *Cluster) apiAddress() string {
 		return c.net.HostIP()
 	}
 	return "127.0.0.1"
+}
+
+// endpointReconciler is how the API server keeps the kubernetes Service's
+// endpoints: with a real node at its address on the node network, so that
+// pods reach it in-cluster (the manager run as a Deployment); without one,
+// none, since its loopback address is no valid endpoint.
+func (c *Cluster) endpointReconciler() string {
+	if c.net != nil {
+		return "lease"
+	}
+	return "none"
 }
 
 // serviceCIDR is the range of Service ClusterIPs; with a real node, one

@@ -29,6 +29,9 @@ const (
 	MariaDBImage = "localhost/mariadb:10.11"
 	// AgentImage holds the operator's agent binary, built from cmd/agent.
 	AgentImage = "localhost/mysql-operator-agent:dev"
+	// ManagerImage holds the operator's manager binary, built from
+	// cmd/manager, for the manager run as a Deployment (the Helm test).
+	ManagerImage = "localhost/mysql-operator:dev"
 )
 
 // image is one image to import: its name, the root filesystem layer and
@@ -60,6 +63,13 @@ func (c *Cluster) nodeImages() []image {
 				return "", err
 			}
 			return singleFileLayer(filepath.Join(dir, "agent.tar"), bin, "agent")
+		}},
+		{name: ManagerImage, entrypoint: []string{"/manager"}, layer: func(ctx context.Context, dir string) (string, error) {
+			bin, err := buildCommand(ctx, dir, "manager")
+			if err != nil {
+				return "", err
+			}
+			return singleFileLayer(filepath.Join(dir, "manager.tar"), bin, "manager")
 		}},
 	}
 }
