@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,7 +29,6 @@ func (r *Reconciler) act(ctx context.Context, m *databasev1.MySQL, in *instances
 	}
 	start := time.Now()
 	ctrl.LoggerFrom(ctx).Info("topology action", "action", a.Kind, "target", a.Target, "from", a.From, "instances", a.Instances, "reason", a.Reason)
-	repl := r.source(in, a.Target, passwords)
 	var err error
 	primary := plan.Primary
 	note := a.Reason
@@ -37,7 +38,7 @@ func (r *Reconciler) act(ctx context.Context, m *databasev1.MySQL, in *instances
 	case topology.ActionSetReadOnly:
 		err = each(in, a.Instances, func(db *dbop.Instance) error { return db.SetReadOnly(ctx) })
 	case topology.ActionConfigureReplicas:
-		err = r.configureReplicas(ctx, m, in, a.Instances, repl)
+		err = r.configureReplicas(ctx, m, in, a.Instances, r.source(in, a.Target, passwords))
 	case topology.ActionSwitchover:
 		if err = r.switchover(ctx, m, in, plan, passwords); err == nil {
 			r.demoted.mark(client.ObjectKeyFromObject(m), a.From)
@@ -145,15 +146,23 @@ func (r *Reconciler) failover(ctx context.Context, m *databasev1.MySQL, in *inst
 // reachable instances, so it exists.
 func need(in *instances, i int) *dbop.Instance { return in.db[i] }
 
-// each runs f on the instances of idx, all of them, and joins the errors.
+// each runs f on the instances of idx, all of them at once, each once, and
+// joins the errors. At once matters for fencing: MariaDB's STOP SLAVE IO_THREAD
+// waits for a receiver blocked connecting to a vanished primary in
+// 2-second slices, and one after the other those waits add up.
 func each(in *instances, idx []int, f func(*dbop.Instance) error) error {
-	var errs []error
-	for _, i := range idx {
+	// Each instance once: two runs at once on one server interleave their
+	// statements (a START between another's STOP and CHANGE).
+	idx = slices.Compact(slices.Sorted(slices.Values(idx)))
+	errs := make([]error, len(idx))
+	var wg sync.WaitGroup
+	for n, i := range idx {
 		if in.db[i] == nil {
-			errs = append(errs, fmt.Errorf("instance %d is not reachable", i))
+			errs[n] = fmt.Errorf("instance %d is not reachable", i)
 			continue
 		}
-		errs = append(errs, f(in.db[i]))
+		wg.Go(func() { errs[n] = f(in.db[i]) })
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
