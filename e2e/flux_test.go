@@ -257,22 +257,25 @@ func testFluxPrune(t *testing.T, e *fluxEnv) {
 	}
 }
 
-// dropHealthChecks removes the databases Kustomization's health check of
-// the MySQL about to be removed, as its owner would in the same change:
-// otherwise the reconcile that prunes it waits its whole timeout for an
-// object that is gone, and the Kustomization's own deletion waits behind
-// it. It returns once Flux has reconciled the new spec.
+// dropHealthChecks removes the health checks of the databases and users
+// Kustomizations, whose objects are the MySQL about to be removed and the
+// databases, users and grants on it, as their owner would in the same
+// change: otherwise a reconcile waits its whole timeout for objects that
+// are gone or can no longer be Ready, and the Kustomization's own deletion
+// waits behind it. It returns once Flux has reconciled the new specs.
 func dropHealthChecks(t *testing.T) {
 	t.Helper()
-	u := kustomization(fluxDatabases)
-	patch := client.RawPatch(client.Merge.Type(), []byte(`{"spec":{"healthChecks":null}}`))
-	if err := c.Client.Patch(context.Background(), u, patch); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{fluxDatabases, fluxUsers} {
+		u := kustomization(name)
+		patch := client.RawPatch(client.Merge.Type(), []byte(`{"spec":{"healthChecks":null}}`))
+		if err := c.Client.Patch(context.Background(), u, patch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "Kustomization "+name+" reconciled without health checks", func(ctx context.Context) (bool, error) {
+			s, err := kustomizationStatus(ctx, name)
+			return err == nil && s.ObservedGeneration == u.GetGeneration() && s.readyAt(""), err
+		})
 	}
-	eventually(t, "the Kustomization reconciled without health checks", func(ctx context.Context) (bool, error) {
-		s, err := kustomizationStatus(ctx, fluxDatabases)
-		return err == nil && s.ObservedGeneration == u.GetGeneration() && s.readyAt(""), err
-	})
 }
 
 // sample reads the MySQL default/sample.
