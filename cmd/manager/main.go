@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -95,6 +96,9 @@ func main() {
 		log.Error(err, "parse --watch-label-selector")
 		os.Exit(1)
 	}
+	// How long requests wait for the client-side rate limiter
+	// (--kube-api-qps): the sign that one manager has reached its limit.
+	crmetrics.RegisterRESTClientMetrics(crmetrics.MetricRateLimiterLatency)
 	cfg := ctrl.GetConfigOrDie()
 	cfg.WrapTransport = apimetrics.WrapTransport
 	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst

@@ -46,6 +46,8 @@ type Options struct {
 type Result struct {
 	N                 int
 	Converge, Floor   time.Duration
+	ConvergeRequests  map[string]float64 // mutating verb/resource per MySQL, to converge
+	ConvergeThrottle  time.Duration      // time requests waited for the client-side rate limiter while converging, summed
 	SteadyWrites      float64            // mutating requests in the idle window, resync included
 	SteadyDirectReads float64            // named GETs (reads that bypass the cache) in the idle window
 	ChangeRequests    map[string]float64 // mutating verb/resource per MySQL, for one spec.replicas change
@@ -116,9 +118,9 @@ func startCluster(ctx context.Context) (*cluster.Cluster, error) {
 
 // measureFloor applies the children the builders render for N MySQLs
 // directly, one client in a tight loop, and waits for every StatefulSet to
-// be Current: the same work and the same end point as the operator's,
-// without a controller. Owner references are left out, since no parent
-// exists for the garbage collector to find.
+// be Current with its pods ready: the same work and the same end point as
+// the operator's, without a controller. Owner references are left out,
+// since no parent exists for the garbage collector to find.
 func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...any)) (time.Duration, error) {
 	c, err := startCluster(ctx)
 	if err != nil {
@@ -149,6 +151,12 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 		}
 		current := 0
 		for i := range list.Items {
+			// The operator rolls its OnDelete StatefulSets itself, and
+			// kstatus calls any OnDelete StatefulSet Current as soon as it
+			// exists. Read as RollingUpdate, as the operator reads it, a
+			// StatefulSet is Current once its pods are ready: the same end
+			// point as the operator's.
+			list.Items[i].Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
 			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&list.Items[i])
 			if err != nil {
 				return false, err
@@ -255,6 +263,23 @@ func requests(ms cluster.Metrics, mutating bool) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// perMySQL divides the growth of each figure from before to after by n.
+func perMySQL(before, after map[string]float64, n int) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d / float64(n)
+		}
+	}
+	return out
+}
+
+// throttled is how long the manager's requests waited for its client-side
+// rate limiter (--kube-api-qps), summed over every request.
+func throttled(ms cluster.Metrics) time.Duration {
+	return time.Duration(ms.HistogramSum("rest_client_rate_limiter_duration_seconds", nil) * float64(time.Second))
 }
 
 func total(m map[string]float64) float64 {

@@ -46,7 +46,13 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 		return fmt.Errorf("converge: %w (manager log: %s)", err, c.LogPath("manager"))
 	}
 	res.Converge = time.Since(begin)
-	log("converge: %s (floor %s, ratio %.2f)", res.Converge.Round(10*time.Millisecond), res.Floor.Round(10*time.Millisecond), res.Ratio())
+	converged, err := mgr.Metrics()
+	if err != nil {
+		return err
+	}
+	res.ConvergeRequests, res.ConvergeThrottle = perMySQL(nil, requests(converged, true), n), throttled(converged)
+	log("converge: %s (floor %s, ratio %.2f); per MySQL %s; rate limiter wait %s", res.Converge.Round(10*time.Millisecond),
+		res.Floor.Round(10*time.Millisecond), res.Ratio(), Describe(res.ConvergeRequests), res.ConvergeThrottle.Round(time.Millisecond))
 
 	// Steady state: a crash-restart of the manager is a forced resync of
 	// every object from a cold cache; the window starts with it.
@@ -104,12 +110,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if err != nil {
 		return err
 	}
-	res.ChangeRequests = map[string]float64{}
-	for k, v := range requests(after, true) {
-		if d := v - before[k]; d > 0 {
-			res.ChangeRequests[k] = d / float64(n)
-		}
-	}
+	res.ChangeRequests = perMySQL(before, requests(after, true), n)
 	log("change: all Current again after %s; per MySQL %s", res.Change.Round(10*time.Millisecond), Describe(res.ChangeRequests))
 
 	res.ReconcileP50 = after.Quantile("controller_runtime_reconcile_time_seconds", reconcileLabels, 0.5)

@@ -93,6 +93,18 @@ func (ms Metrics) Count(name string, labels map[string]string) uint64 {
 	return n
 }
 
+// HistogramSum adds up the sums of a histogram's observations over the
+// series carrying the given labels.
+func (ms Metrics) HistogramSum(name string, labels map[string]string) float64 {
+	var sum float64
+	for _, m := range ms[name].GetMetric() {
+		if matches(m, labels) {
+			sum += m.GetHistogram().GetSampleSum()
+		}
+	}
+	return sum
+}
+
 // Quantile estimates a quantile of a histogram over the series carrying the
 // given labels, interpolating linearly within a bucket as Prometheus does.
 func (ms Metrics) Quantile(name string, labels map[string]string, q float64) time.Duration {
