@@ -120,3 +120,45 @@ func TestRequeue(t *testing.T) {
 		}
 	}
 }
+
+// TestInstanceDataKept shows what a status write is spared: a change of
+// the instances' GTIDs, lag or messages alone is not written until the
+// data is due; a change of anything else writes them fresh.
+func TestInstanceDataKept(t *testing.T) {
+	observed := func(role databasev1.InstanceRole, gtid, message string) []databasev1.InstanceStatus {
+		return []databasev1.InstanceStatus{
+			{Name: "db-0", Role: databasev1.RolePrimary, Ready: true, GTIDExecuted: gtid},
+			{Name: "db-1", Role: role, Message: message},
+		}
+	}
+	obj := newMySQL("ns", "db", 2)
+	first := observation{database: true, primary: "db-0", counted: true, replicas: 2, readyReplicas: 1,
+		instances: observed(databasev1.RoleUnknown, "0-1-5", "pod does not exist"), refreshData: true}
+	obj.Status = judgeStatus(obj, &first, nil)
+	tests := []struct {
+		name        string
+		role        databasev1.InstanceRole
+		ready       int32
+		refresh     bool
+		gtid, db1   string
+		wantMessage string
+	}{
+		{"only data changed", databasev1.RoleUnknown, 1, false, "0-1-5", "pod does not exist", "instance db-1: pod does not exist"},
+		{"data due", databasev1.RoleUnknown, 1, true, "0-1-9", "server not started", "instance db-1: server not started"},
+		{"role changed", databasev1.RoleReplica, 1, false, "0-1-9", "server not started", "instance db-1: server not started"},
+		{"counts changed", databasev1.RoleUnknown, 2, false, "0-1-9", "server not started", "instance db-1: server not started"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := observation{database: true, primary: "db-0", counted: true, replicas: 2, readyReplicas: tt.ready,
+				instances: observed(tt.role, "0-1-9", "server not started"), refreshData: tt.refresh}
+			got := &databasev1.MySQL{Status: judgeStatus(obj, &obs, nil)}
+			if g := got.Status.Instances; g[0].GTIDExecuted != tt.gtid || g[1].Message != tt.db1 {
+				t.Errorf("instances: GTIDs %q, db-1 message %q; want %q, %q", g[0].GTIDExecuted, g[1].Message, tt.gtid, tt.db1)
+			}
+			if c := conditions.Get(got, databasev1.ConditionReconciling); c == nil || c.Reason != ReasonDatabaseProgressing || c.Message != tt.wantMessage {
+				t.Errorf("Reconciling = %+v, want %s %q", c, ReasonDatabaseProgressing, tt.wantMessage)
+			}
+		})
+	}
+}

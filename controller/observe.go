@@ -49,13 +49,15 @@ type observation struct {
 	// primary is the pod made primary; instances every instance's state.
 	primary   string
 	instances []databasev1.InstanceStatus
-	// dbWaiting says why the database is not ready yet; empty when it is.
+	// dbWaiting says which step the database is in (a topology action, a
+	// roll-out); empty when none is.
 	dbWaiting string
 	// errant are the instances with errant transactions.
 	errant []string
 	// acted says a topology action was taken: look again soon.
 	acted bool
-	// refreshData says the instances' GTIDs and lag are due in status.
+	// refreshData says the instances' GTIDs, lag and messages are due in
+	// status (see recordObserved).
 	refreshData bool
 	// endOfLife says the version is no longer supported; empty when it is.
 	endOfLife string

@@ -17,6 +17,11 @@ import (
 // pull its image or failing to start before its MySQL is Stalled.
 const DefaultStallAfter = 2 * time.Minute
 
+// troubleGrace is how long a pod may be unable to run before its MySQL
+// says so: a new pod is unschedulable for a moment while its claim binds,
+// which is a roll-out's normal course, not news worth a status write.
+const troubleGrace = 10 * time.Second
+
 // Condition reasons of a pod that cannot run.
 const (
 	// ReasonPodUnschedulable: no node can take a pod.
@@ -64,11 +69,8 @@ func podTrouble(p *corev1.Pod) (reason, message string, since time.Time, ok bool
 	return "", "", time.Time{}, false
 }
 
-// observePods reads the MySQL's pods from the cache into obs, and the first
-// that cannot run: the MySQL says which and why, and is Stalled once the
-// pod has been so for stallAfter, a time after which the cause (a missing
-// image, a node that does not exist, a config the server refuses) needs a
-// spec change; it is checked again at that time.
+// observePods reads the MySQL's pods from the cache into obs, and judges
+// their trouble (see judgePods).
 func (r *Reconciler) observePods(ctx context.Context, m *databasev1.MySQL, obs *observation) error {
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(m.Namespace), client.MatchingLabels(SelectorLabels(m))); err != nil {
@@ -76,18 +78,32 @@ func (r *Reconciler) observePods(ctx context.Context, m *databasev1.MySQL, obs *
 	}
 	obs.pods = pods.Items
 	slices.SortFunc(obs.pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	judgePods(obs, time.Now(), r.StallAfter)
+	return nil
+}
+
+// judgePods records in obs the first pod that has been unable to run for
+// troubleGrace: the MySQL says which and why, and is Stalled once the pod
+// has been so for stallAfter, a time after which the cause (a missing
+// image, a node that does not exist, a config the server refuses) needs a
+// spec change. It asks to look again when the pod's grace or stallAfter
+// ends.
+func judgePods(obs *observation, now time.Time, stallAfter time.Duration) {
 	for i := range obs.pods {
 		reason, msg, since, ok := podTrouble(&obs.pods[i])
 		if !ok {
 			continue
 		}
+		if wait := min(troubleGrace, stallAfter) - now.Sub(since); wait > 0 {
+			obs.recheck = soonest(obs.recheck, wait)
+			continue
+		}
 		obs.podTrouble, obs.podStallReason = msg, reason
-		if wait := r.StallAfter - time.Since(since); wait > 0 {
-			obs.recheck = wait
+		if wait := stallAfter - now.Sub(since); wait > 0 {
+			obs.recheck = soonest(obs.recheck, wait)
 		} else {
 			obs.podStalled = true
 		}
-		return nil
+		return
 	}
-	return nil
 }

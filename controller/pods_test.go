@@ -75,3 +75,38 @@ func TestEndOfLife(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgePods shows when a pod's trouble reaches status: not within
+// troubleGrace (a claim binding), then as the reason the MySQL waits, then
+// as a stall; each time with when to look again.
+func TestJudgePods(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)
+	unschedulable := func(name string, since time.Duration) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			LastTransitionTime: metav1.NewTime(now.Add(-since)), Message: "pod has unbound immediate PersistentVolumeClaims"}}}}
+	}
+	const stallAfter = time.Minute
+	tests := []struct {
+		name    string
+		pods    []corev1.Pod
+		trouble string
+		stalled bool
+		recheck time.Duration
+	}{
+		{"within the grace", []corev1.Pod{unschedulable("db-0", 3*time.Second)}, "", false, troubleGrace - 3*time.Second},
+		{"past the grace", []corev1.Pod{unschedulable("db-0", 15*time.Second)}, "pod db-0 cannot be scheduled", false, stallAfter - 15*time.Second},
+		{"first past the grace", []corev1.Pod{unschedulable("db-0", 2*time.Second), unschedulable("db-1", 20*time.Second)},
+			"pod db-1 cannot be scheduled", false, troubleGrace - 2*time.Second},
+		{"stalled", []corev1.Pod{unschedulable("db-0", 2*time.Minute)}, "pod db-0 cannot be scheduled", true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := &observation{pods: tt.pods}
+			judgePods(obs, now, stallAfter)
+			if !strings.HasPrefix(obs.podTrouble, tt.trouble) || (tt.trouble == "") != (obs.podTrouble == "") || obs.podStalled != tt.stalled || obs.recheck != tt.recheck {
+				t.Errorf("trouble %q, stalled %t, recheck %s; want %q, %t, %s", obs.podTrouble, obs.podStalled, obs.recheck, tt.trouble, tt.stalled, tt.recheck)
+			}
+		})
+	}
+}

@@ -60,8 +60,8 @@ func (r *Reconciler) labelRoles(ctx context.Context, m *databasev1.MySQL, in *in
 }
 
 // recordDatabase writes into obs what status says of the database: the
-// primary, every instance's role and health, why the database is not
-// ready yet, and the errant instances.
+// primary, every instance's role and health, the action taken, and the
+// errant instances.
 func recordDatabase(m *databasev1.MySQL, in *instances, plan topology.Plan, primary int, obs *observation) {
 	obs.database = true
 	if primary >= 0 {
@@ -82,9 +82,6 @@ func recordDatabase(m *databasev1.MySQL, in *instances, plan topology.Plan, prim
 		obs.instances = append(obs.instances, s)
 		if st.Role == topology.RoleErrant {
 			obs.errant = append(obs.errant, s.Name)
-		}
-		if !st.Ready && obs.dbWaiting == "" {
-			obs.dbWaiting = fmt.Sprintf("instance %s: %s", s.Name, s.Message)
 		}
 	}
 	if a := plan.Action; a.Kind != topology.ActionNone {

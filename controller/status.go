@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 )
@@ -48,9 +49,27 @@ func asStall(err error) *stallError {
 // when the outcome is final for this generation (children applied, or
 // stalled); a retried error leaves it behind, so that kstatus keeps
 // reporting InProgress.
+//
+// An instance's GTIDs, lag and message move all the time (with every
+// write, and through "pod does not exist", "server not started" and a
+// refused connection in the seconds an instance takes to come up): a
+// change of them alone is not written until obs says the data is due, so
+// that a busy database costs a status write a minute and a roll-out one
+// per step that status shows. Any other change writes them fresh.
 func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) databasev1.MySQLStatus {
+	if obs.database && !obs.refreshData {
+		if kept := judge(obj, obs, reconcileErr, true); equality.Semantic.DeepEqual(kept, obj.Status) {
+			return kept
+		}
+	}
+	return judge(obj, obs, reconcileErr, false)
+}
+
+// judge is judgeStatus, the instances' volatile data kept as obj's status
+// shows them when keep is set.
+func judge(obj *databasev1.MySQL, obs *observation, reconcileErr error, keep bool) databasev1.MySQLStatus {
 	out := &databasev1.MySQL{ObjectMeta: obj.ObjectMeta, Status: *obj.Status.DeepCopy()}
-	recordObserved(out, obs)
+	recordObserved(out, obs, keep)
 	final := true
 	switch stall := asStall(reconcileErr); {
 	case stall != nil:
@@ -75,6 +94,8 @@ func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) da
 			out.Generation, out.Status.ReadyReplicas, obj.Spec.Replicas))
 	case obs.dbWaiting != "":
 		markReconciling(out, ReasonDatabaseProgressing, obs.dbWaiting)
+	case obs.database && notReady(out) != "":
+		markReconciling(out, ReasonDatabaseProgressing, notReady(out))
 	default:
 		conditions.MarkTrue(out, databasev1.ConditionReady, ReasonSucceeded, "%d/%d replicas ready, primary %s",
 			out.Status.ReadyReplicas, obj.Spec.Replicas, out.Status.CurrentPrimary)
@@ -91,11 +112,10 @@ func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) da
 }
 
 // recordObserved copies into out's status what the reconcile observed:
-// the pods' selector and counts, and the database's primary and instances.
-// An instance's GTIDs and lag, which move with every write, are refreshed
-// only when obs says it is time, so that a busy database costs a status
-// write a minute, not one a check.
-func recordObserved(out *databasev1.MySQL, obs *observation) {
+// the pods' selector and counts, and the database's primary and instances;
+// with keep, an instance whose role and readiness stay keeps the GTIDs,
+// lag and message out's status shows.
+func recordObserved(out *databasev1.MySQL, obs *observation, keep bool) {
 	if obs.selector != "" {
 		out.Status.Selector = obs.selector
 	}
@@ -112,10 +132,21 @@ func recordObserved(out *databasev1.MySQL, obs *observation) {
 	}
 	out.Status.Instances = slices.Clone(obs.instances)
 	for i, s := range out.Status.Instances {
-		if b, ok := before[s.Name]; ok && !obs.refreshData {
-			out.Status.Instances[i].GTIDExecuted, out.Status.Instances[i].LagSeconds = b.GTIDExecuted, b.LagSeconds
+		if b, ok := before[s.Name]; ok && keep && b.Role == s.Role && b.Ready == s.Ready {
+			out.Status.Instances[i].GTIDExecuted, out.Status.Instances[i].LagSeconds, out.Status.Instances[i].Message = b.GTIDExecuted, b.LagSeconds, b.Message
 		}
 	}
+}
+
+// notReady says which instance status shows not ready, and why; empty
+// when every one is ready.
+func notReady(m *databasev1.MySQL) string {
+	for _, s := range m.Status.Instances {
+		if !s.Ready {
+			return fmt.Sprintf("instance %s: %s", s.Name, s.Message)
+		}
+	}
+	return ""
 }
 
 // markEndOfLife sets the EndOfLife condition from its message, or deletes it.
