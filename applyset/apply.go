@@ -2,6 +2,7 @@ package applyset
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"reflect"
 	"time"
@@ -52,6 +53,20 @@ func Of[L any, PL interface {
 	}
 }
 
+// owns says whether the fields fieldManager owns on live equal the desired
+// ones, hash being the desired configuration's: from live's summary when a
+// Summarize transform made one, else by extracting them.
+func (m Member) owns(live client.Object, fieldManager string, hash [sha256.Size]byte) (bool, error) {
+	if sum, ok := summary(live); ok {
+		return sum == hash, nil
+	}
+	current, err := m.extract(live, fieldManager)
+	if err != nil {
+		return false, err
+	}
+	return equality.Semantic.DeepEqual(m.desired, current), nil
+}
+
 // Name returns the member's name.
 func (m Member) Name() string { return deref(m.desired.GetName()) }
 
@@ -99,7 +114,8 @@ const AwaitCache = 10 * time.Second
 
 // Applier server-side applies members and prunes the rest of an ApplySet.
 // Reader should be the informer cache; it must keep the managedFields entries
-// of FieldManager (see StripForeignManagedFields).
+// of FieldManager (see StripForeignManagedFields), or summaries of them
+// (see Summarize).
 type Applier struct {
 	// Client sends the applies and deletes.
 	Client client.Client
@@ -141,11 +157,11 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	case a.Seen.has(seenKey, live, a.FieldManager, hash):
 		return Unchanged, nil
 	default:
-		current, err := m.extract(live, a.FieldManager)
+		equal, err := m.owns(live, a.FieldManager, hash)
 		if err != nil {
 			return "", fmt.Errorf("extract %s %s: %w", kind, key.Name, err)
 		}
-		if equality.Semantic.DeepEqual(m.desired, current) {
+		if equal {
 			a.Seen.add(seenKey, live, a.FieldManager, hash)
 			return Unchanged, nil
 		}

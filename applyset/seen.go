@@ -84,7 +84,7 @@ func (s *Seen) has(key string, live client.Object, fieldManager string, hash [sh
 	if !ok || e.hash != hash || e.uid != live.GetUID() {
 		return false
 	}
-	fields, found := managedFieldsHash(live, fieldManager)
+	fields, found := ownedHash(live, fieldManager)
 	if !found {
 		return false
 	}
@@ -103,7 +103,7 @@ func (s *Seen) add(key string, live client.Object, fieldManager string, hash [sh
 	if s == nil {
 		return
 	}
-	fields, found := managedFieldsHash(live, fieldManager)
+	fields, found := ownedHash(live, fieldManager)
 	if !found {
 		return
 	}

@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,8 +24,10 @@ var shardedKinds = []client.Object{&databasev1.MySQL{}, &databasev1.MySQLDatabas
 
 // CacheOptions returns the informer cache options of the manager, from the
 // table of child kinds: children are cached only when they carry the
-// operator's managed-by label, and every object keeps only the operator's
-// own managedFields entry. Secrets are cached in every namespace, so that
+// operator's managed-by label, summarized (their managedFields replaced by
+// the hash of the fields the operator owns, a StatefulSet without its pod
+// template); every other object keeps only the operator's own
+// managedFields entry. Secrets are cached in every namespace, so that
 // a rootPasswordSecretRef is watched, but only the operator's own Secrets
 // keep their values: other Secrets keep their keys with empty values.
 //
@@ -42,7 +46,7 @@ func CacheOptions(shard labels.Selector) cache.Options {
 			byObject[k.object] = *k.cache
 			continue
 		}
-		byObject[k.object] = cache.ByObject{Label: owned}
+		byObject[k.object] = cache.ByObject{Label: owned, Transform: k.transform}
 	}
 	// The database pods: not children (the StatefulSet makes them), but
 	// the operator watches them and labels their roles. They are cached in
@@ -69,17 +73,31 @@ func LeaderElectionID(shard labels.Selector) string {
 	return "mysql-operator-" + hex.EncodeToString(sum[:5]) + ".database.example.com"
 }
 
-// stripForeignSecrets is the cache transform of Secrets: a Secret the
-// operator does not manage keeps its keys, with empty values.
-func stripForeignSecrets(in any) (any, error) {
-	if s, ok := in.(*corev1.Secret); ok && s.Labels[LabelManagedBy] != FieldManager {
-		for k := range s.Data {
-			s.Data[k] = nil
-		}
-		s.StringData = nil
+// cacheSecret is the cache transform of Secrets: the operator's own are
+// summarized (applyset.Summarize); any other keeps its keys, with empty
+// values, and no managedFields.
+func cacheSecret(in any) (any, error) {
+	s, ok := in.(*corev1.Secret)
+	if !ok {
+		return in, nil
 	}
-	return stripFields(in)
+	if s.Labels[LabelManagedBy] == FieldManager {
+		return summarizeSecret(in)
+	}
+	for k := range s.Data {
+		s.Data[k] = nil
+	}
+	s.StringData, s.ManagedFields = nil, nil
+	return s, nil
 }
+
+var summarizeSecret = applyset.Summarize(FieldManager, corev1ac.ExtractSecret, nil)
+
+// trimStatefulSet drops from the cache's copy of a StatefulSet its pod
+// template, most of it: the operator reads a StatefulSet's counts,
+// revisions, strategy and claim templates, and compares what it applied
+// through the summary.
+func trimStatefulSet(s *appsv1.StatefulSet) { s.Spec.Template = corev1.PodTemplateSpec{} }
 
 // stripPod is the cache transform of the database pods: the operator reads
 // their metadata and status, never their spec, which is most of a pod (the

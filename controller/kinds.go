@@ -7,6 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,9 +30,12 @@ type childKind struct {
 	// pruned says whether members no longer desired are deleted.
 	pruned bool
 	// cache is how the manager's cache keeps objects of the kind; nil keeps
-	// only the operator's own (the managed-by label), minus foreign
-	// managedFields.
+	// only the operator's own (the managed-by label), transformed by
+	// transform.
 	cache *cache.ByObject
+	// transform is the cache transform of the operator's own objects of
+	// the kind: an applyset.Summarize of the fields the operator owns.
+	transform func(any) (any, error)
 }
 
 // childKinds are the kinds of a MySQL's children. Secrets are never pruned:
@@ -38,11 +44,15 @@ type childKind struct {
 // operator's own keep their values.
 var childKinds = []childKind{
 	{object: &corev1.Secret{}, list: func() client.ObjectList { return &corev1.SecretList{} },
-		cache: &cache.ByObject{Transform: stripForeignSecrets}},
-	{object: &corev1.ConfigMap{}, list: func() client.ObjectList { return &corev1.ConfigMapList{} }, pruned: true},
-	{object: &corev1.Service{}, list: func() client.ObjectList { return &corev1.ServiceList{} }, pruned: true},
-	{object: &appsv1.StatefulSet{}, list: func() client.ObjectList { return &appsv1.StatefulSetList{} }, pruned: true},
-	{object: &policyv1.PodDisruptionBudget{}, list: func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, pruned: true},
+		cache: &cache.ByObject{Transform: cacheSecret}},
+	{object: &corev1.ConfigMap{}, list: func() client.ObjectList { return &corev1.ConfigMapList{} }, pruned: true,
+		transform: applyset.Summarize(FieldManager, corev1ac.ExtractConfigMap, nil)},
+	{object: &corev1.Service{}, list: func() client.ObjectList { return &corev1.ServiceList{} }, pruned: true,
+		transform: applyset.Summarize(FieldManager, corev1ac.ExtractService, nil)},
+	{object: &appsv1.StatefulSet{}, list: func() client.ObjectList { return &appsv1.StatefulSetList{} }, pruned: true,
+		transform: applyset.Summarize(FieldManager, appsv1ac.ExtractStatefulSet, trimStatefulSet)},
+	{object: &policyv1.PodDisruptionBudget{}, list: func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, pruned: true,
+		transform: applyset.Summarize(FieldManager, policyv1ac.ExtractPodDisruptionBudget, nil)},
 }
 
 // memberKinds are the kinds an operator ApplySet may have members of; the

@@ -2,11 +2,14 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"testing"
 
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/applyset"
@@ -56,5 +59,47 @@ func TestChildrenRoundTrip(t *testing.T) {
 				t.Errorf("%s %s: a second apply found a difference (%s): a field the server defaults is owned", member.Kind(), member.Name(), got)
 			}
 		}
+		// Through the cache's summaries: the hash of the owned fields
+		// must equal the desired configuration's, or every restart would
+		// apply every child again.
+		summarized := applyset.Applier{Client: env.Client, Reader: summaryReader{env.Client}, FieldManager: FieldManager}
+		for _, member := range members() {
+			if got, err := summarized.Apply(ctx, member); err != nil || got != applyset.Unchanged {
+				t.Errorf("%s %s through its summary: %s, %v; want %s", member.Kind(), member.Name(), got, err, applyset.Unchanged)
+			}
+		}
 	}
+	// A summary that differs from the desired state is applied.
+	m := sample(nil)
+	m.Namespace, m.Spec.StorageClassName, m.Spec.Replicas = ns, nil, 4
+	summarized := applyset.Applier{Client: env.Client, Reader: summaryReader{env.Client}, FieldManager: FieldManager}
+	if got, err := summarized.Apply(ctx, applyset.Of(StatefulSet(m, testAgentImage), appsv1ac.ExtractStatefulSet)); err != nil || got != applyset.Updated {
+		t.Errorf("StatefulSet with 4 replicas through its summary: %s, %v; want %s", got, err, applyset.Updated)
+	}
+}
+
+// summaryReader reads objects from the API server as the manager's cache
+// keeps them: through the cache transform of their kind.
+type summaryReader struct{ client.Reader }
+
+func (r summaryReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := r.Reader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	for _, k := range childKinds {
+		if reflect.TypeOf(k.object) != reflect.TypeOf(obj) {
+			continue
+		}
+		transform := k.transform
+		if k.cache != nil {
+			transform = k.cache.Transform
+		}
+		if _, err := transform(obj); err != nil {
+			return err
+		}
+		if _, ok := obj.GetAnnotations()[applyset.SummaryAnnotation]; !ok || len(obj.GetManagedFields()) > 0 {
+			return fmt.Errorf("%s %s: not summarized", reflect.TypeOf(obj), key.Name)
+		}
+	}
+	return nil
 }
