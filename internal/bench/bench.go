@@ -54,6 +54,7 @@ type Result struct {
 	Change            time.Duration      // from the spec.replicas patches until every MySQL is Current again
 	PeakRSS, HeapIdle uint64             // bytes: the higher VmHWM of the converging and the restarted manager; live heap at N idle MySQLs
 	HeapPerMySQL      float64            // bytes of live heap per MySQL over the empty manager's
+	EmptyRSS          uint64             // bytes resident in the manager with no MySQL, its caches synced (its code is most of it)
 	ReconcileP50      time.Duration
 	ReconcileP99      time.Duration
 	QueueP99          time.Duration

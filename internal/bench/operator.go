@@ -35,6 +35,9 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if err != nil {
 		return err
 	}
+	if _, res.EmptyRSS, err = mgr.Memory(); err != nil {
+		return err
+	}
 
 	// Converge: N MySQLs created at once, until every one is Current.
 	log("converge: creating %d MySQLs", n)
