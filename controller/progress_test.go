@@ -58,6 +58,47 @@ func TestStatusWriterHold(t *testing.T) {
 	}
 }
 
+// TestStatusDetails shows which in-progress changes are details, written
+// only dataInterval after the last write, and which change the shape.
+func TestStatusDetails(t *testing.T) {
+	base := databasev1.MySQLStatus{ObservedGeneration: 2, Phase: databasev1.PhasePending, Replicas: 1, ReadyReplicas: 1,
+		Conditions: []metav1.Condition{{Type: databasev1.ConditionReconciling, Status: metav1.ConditionTrue, Reason: ReasonProgressing, Message: "1/2"}},
+		Instances:  []databasev1.InstanceStatus{{Name: "db-1", Role: databasev1.RoleUnknown, Message: "pod does not exist"}}}
+	tests := []struct {
+		name   string
+		change func(*databasev1.MySQLStatus)
+		detail bool
+	}{
+		{"pods created", func(s *databasev1.MySQLStatus) { s.Replicas = 2 }, true},
+		{"instance message", func(s *databasev1.MySQLStatus) { s.Instances[0].Message = "server not started" }, true},
+		{"condition message", func(s *databasev1.MySQLStatus) { s.Conditions[0].Message = "other" }, true},
+		{"ready replicas", func(s *databasev1.MySQLStatus) { s.ReadyReplicas = 2 }, false},
+		{"reason", func(s *databasev1.MySQLStatus) { s.Conditions[0].Reason = ReasonPodUnschedulable }, false},
+		{"role", func(s *databasev1.MySQLStatus) { s.Instances[0].Role = databasev1.RoleReplica }, false},
+		{"generation", func(s *databasev1.MySQLStatus) { s.ObservedGeneration = 3 }, false},
+	}
+	for _, tt := range tests {
+		changed := base.DeepCopy()
+		tt.change(changed)
+		if got := sameShape(&base, changed); got != tt.detail {
+			t.Errorf("%s: sameShape = %t, want %t", tt.name, got, tt.detail)
+		}
+	}
+
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	w := newStatusWriter(nil, 5*time.Second)
+	w.now = func() time.Time { return now }
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	if got := w.detailWait(key); got != 0 {
+		t.Fatalf("detail wait of a MySQL never written = %s, want 0 (the progress interval holds it)", got)
+	}
+	w.wrote(&databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", ResourceVersion: "7"}}, true)
+	now = now.Add(20 * time.Second)
+	if got := w.detailWait(key); got != dataInterval-20*time.Second {
+		t.Fatalf("detail wait 20s after a write = %s, want %s", got, dataInterval-20*time.Second)
+	}
+}
+
 // statusPatches lists the status writes of one MySQL among requests.
 func statusPatches(requests []string, ns, name string) []string {
 	var out []string

@@ -23,7 +23,9 @@ import (
 const DefaultProgressInterval = 5 * time.Second
 
 // dataInterval is the least time between two status writes of a MySQL
-// whose only change is its instances' GTIDs and lag.
+// whose only change is in its details: its instances' GTIDs, lag and
+// messages, or, while it is in progress, any message or the count of its
+// pods (see sameShape).
 const dataInterval = time.Minute
 
 // statusWriter is the one place MySQL statuses are written. It patches a
@@ -38,9 +40,10 @@ const dataInterval = time.Minute
 //     MySQL was InProgress before it and is after it. Such writes are held
 //     back until interval has passed since the MySQL was first seen in
 //     progress or last written, so that a quick roll-out costs one status
-//     write, its end, and a slow one a write per interval. Writes that
-//     change what kstatus reads (to Current, to Failed, or out of either)
-//     are never held.
+//     write, its end, and a slow one a write per interval in which its
+//     shape changed (see sameShape); a change of details alone waits for
+//     dataInterval after the last write. Writes that change what kstatus
+//     reads (to Current, to Failed, or out of either) are never held.
 //   - the status last patched and the resourceVersion the patch returned,
 //     until the cache shows that version. A reconcile that runs on a cache
 //     older than the manager's own last write (a child's event can come
@@ -93,7 +96,11 @@ func (w *statusWriter) write(ctx context.Context, obj *databasev1.MySQL, want da
 	}
 	// A new primary is written at once: the next reconcile must act on it.
 	if inProgress(obj) && inProgress(after) && obj.Status.CurrentPrimary == want.CurrentPrimary {
-		if wait := w.hold(key); wait > 0 {
+		wait := w.hold(key)
+		if sameShape(&obj.Status, &want) {
+			wait = max(wait, w.detailWait(key))
+		}
+		if wait > 0 {
 			ctrl.LoggerFrom(ctx).V(1).Info("status write held back", "after", wait)
 			return wait, nil
 		}
@@ -138,6 +145,41 @@ func (w *statusWriter) hold(key types.NamespacedName) time.Duration {
 		return wait
 	}
 	return 0
+}
+
+// detailWait returns how long a write that changes only the details of
+// an in-progress status must wait: until dataInterval has passed since the
+// last write of key.
+func (w *statusWriter) detailWait(key types.NamespacedName) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.byKey[key]
+	if m == nil || m.lastWrite.IsZero() {
+		return 0
+	}
+	return max(0, dataInterval-w.now().Sub(m.lastWrite))
+}
+
+// sameShape says whether two statuses differ only in details: messages,
+// the count of pods that exist, condition transition times, and the
+// instances' messages, GTIDs and lag. What a reader acts on, or watches a
+// roll-out by, is the shape: observedGeneration, phase, ready replicas,
+// primary, each condition's status and reason, and each instance's role
+// and readiness.
+func sameShape(a, b *databasev1.MySQLStatus) bool {
+	return equality.Semantic.DeepEqual(shapeOf(a), shapeOf(b))
+}
+
+func shapeOf(s *databasev1.MySQLStatus) *databasev1.MySQLStatus {
+	c := s.DeepCopy()
+	c.Message, c.Replicas = "", 0
+	for i := range c.Conditions {
+		c.Conditions[i].Message, c.Conditions[i].LastTransitionTime = "", metav1.Time{}
+	}
+	for i := range c.Instances {
+		c.Instances[i].Message, c.Instances[i].GTIDExecuted, c.Instances[i].LagSeconds = "", "", nil
+	}
+	return c
 }
 
 // wrote records obj's status as written at obj's resourceVersion: the
