@@ -5,11 +5,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,6 +130,12 @@ func TestSQLObjectsFollowThePrimary(t *testing.T) {
 		root := rootOf(t, m, s.Addr())
 		eventually(t, fmt.Sprintf("the account and its grant back on db-%d", i), func(ctx context.Context) (bool, error) {
 			g, err := grantsOf(ctx, root, "app", "%")
+			if errors.Is(err, mysql.ErrInvalidConn) {
+				// For a few seconds after the switchover the operator ends
+				// the client connections of the old primary, db-0, this
+				// test's own among them: ask again on a new one.
+				return false, nil
+			}
 			return strings.Contains(g, "GRANT SELECT ON `app`.*"), err
 		})
 	}
