@@ -56,9 +56,6 @@ type observation struct {
 	errant []string
 	// acted says a topology action was taken: look again soon.
 	acted bool
-	// refreshData says the instances' GTIDs, lag and messages are due in
-	// status (see recordObserved).
-	refreshData bool
 	// endOfLife says the version is no longer supported; empty when it is.
 	endOfLife string
 }

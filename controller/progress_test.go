@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -80,8 +81,28 @@ func TestStatusDetails(t *testing.T) {
 	for _, tt := range tests {
 		changed := base.DeepCopy()
 		tt.change(changed)
-		if got := sameShape(&base, changed); got != tt.detail {
+		if got := sameShape(&base, changed, true); got != tt.detail {
 			t.Errorf("%s: sameShape = %t, want %t", tt.name, got, tt.detail)
+		}
+	}
+	// Out of progress only the instances' data are details: a stall's
+	// message names its cause.
+	outOfProgress := []struct {
+		name   string
+		change func(*databasev1.MySQLStatus)
+		detail bool
+	}{
+		{"instance GTIDs", func(s *databasev1.MySQLStatus) { s.Instances[0].GTIDExecuted = "0-1-9" }, true},
+		{"instance lag", func(s *databasev1.MySQLStatus) { s.Instances[0].LagSeconds = ptr.To[int64](3) }, true},
+		{"instance message", func(s *databasev1.MySQLStatus) { s.Instances[0].Message = "server not started" }, true},
+		{"condition message", func(s *databasev1.MySQLStatus) { s.Conditions[0].Message = "other" }, false},
+		{"pods created", func(s *databasev1.MySQLStatus) { s.Replicas = 2 }, false},
+	}
+	for _, tt := range outOfProgress {
+		changed := base.DeepCopy()
+		tt.change(changed)
+		if got := sameShape(&base, changed, false); got != tt.detail {
+			t.Errorf("out of progress, %s: sameShape = %t, want %t", tt.name, got, tt.detail)
 		}
 	}
 
@@ -96,6 +117,19 @@ func TestStatusDetails(t *testing.T) {
 	now = now.Add(20 * time.Second)
 	if got := w.detailWait(key); got != dataInterval-20*time.Second {
 		t.Fatalf("detail wait 20s after a write = %s, want %s", got, dataInterval-20*time.Second)
+	}
+
+	// A Ready MySQL whose only change is its primary's GTIDs is not
+	// written (the writer has no client: a write would panic) until
+	// dataInterval has passed since the last write.
+	ready := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", Generation: 1, ResourceVersion: "8"},
+		Status: databasev1.MySQLStatus{ObservedGeneration: 1, Phase: databasev1.PhaseRunning, ReadyReplicas: 1,
+			Conditions: []metav1.Condition{{Type: databasev1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonSucceeded}},
+			Instances:  []databasev1.InstanceStatus{{Name: "a-0", Role: databasev1.RolePrimary, Ready: true, GTIDExecuted: "0-1-5"}}}}
+	want := *ready.Status.DeepCopy()
+	want.Instances[0].GTIDExecuted = "0-1-9"
+	if wait, err := w.write(context.Background(), ready, want); err != nil || wait != dataInterval-20*time.Second {
+		t.Fatalf("write of new GTIDs alone: wait %s, %v; want %s", wait, err, dataInterval-20*time.Second)
 	}
 }
 

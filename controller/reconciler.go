@@ -102,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if primary, ok := r.status.lastPrimary(req.NamespacedName); ok {
 		obj.Status.CurrentPrimary = primary
 	}
-	obs := &observation{refreshData: r.status.dataDue(req.NamespacedName), endOfLife: endOfLife(obj, time.Now())}
+	obs := &observation{endOfLife: endOfLife(obj, time.Now())}
 	defer func() { result, retErr = r.finish(ctx, obj, obs, retErr) }()
 
 	if err := r.reconcileParent(ctx, obj); err != nil {

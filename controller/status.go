@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 )
@@ -49,27 +48,9 @@ func asStall(err error) *stallError {
 // when the outcome is final for this generation (children applied, or
 // stalled); a retried error leaves it behind, so that kstatus keeps
 // reporting InProgress.
-//
-// An instance's GTIDs, lag and message move all the time (with every
-// write, and through "pod does not exist", "server not started" and a
-// refused connection in the seconds an instance takes to come up): a
-// change of them alone is not written until obs says the data is due, so
-// that a busy database costs a status write a minute and a roll-out one
-// per step that status shows. Any other change writes them fresh.
 func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) databasev1.MySQLStatus {
-	if obs.database && !obs.refreshData {
-		if kept := judge(obj, obs, reconcileErr, true); equality.Semantic.DeepEqual(kept, obj.Status) {
-			return kept
-		}
-	}
-	return judge(obj, obs, reconcileErr, false)
-}
-
-// judge is judgeStatus, the instances' volatile data kept as obj's status
-// shows them when keep is set.
-func judge(obj *databasev1.MySQL, obs *observation, reconcileErr error, keep bool) databasev1.MySQLStatus {
 	out := &databasev1.MySQL{ObjectMeta: obj.ObjectMeta, Status: *obj.Status.DeepCopy()}
-	recordObserved(out, obs, keep)
+	recordObserved(out, obs)
 	final := true
 	switch stall := asStall(reconcileErr); {
 	case stall != nil:
@@ -112,10 +93,11 @@ func judge(obj *databasev1.MySQL, obs *observation, reconcileErr error, keep boo
 }
 
 // recordObserved copies into out's status what the reconcile observed:
-// the pods' selector and counts, and the database's primary and instances;
-// with keep, an instance whose role and readiness stay keeps the GTIDs,
-// lag and message out's status shows.
-func recordObserved(out *databasev1.MySQL, obs *observation, keep bool) {
+// the pods' selector and counts, and the database's primary and instances.
+// What of it moves all the time (GTIDs, lag, messages) is written only
+// with another change, or a while after the last write: statusWriter
+// decides (see sameShape).
+func recordObserved(out *databasev1.MySQL, obs *observation) {
 	if obs.selector != "" {
 		out.Status.Selector = obs.selector
 	}
@@ -126,16 +108,7 @@ func recordObserved(out *databasev1.MySQL, obs *observation, keep bool) {
 		return
 	}
 	out.Status.CurrentPrimary = obs.primary
-	before := map[string]databasev1.InstanceStatus{}
-	for _, s := range out.Status.Instances {
-		before[s.Name] = s
-	}
 	out.Status.Instances = slices.Clone(obs.instances)
-	for i, s := range out.Status.Instances {
-		if b, ok := before[s.Name]; ok && keep && b.Role == s.Role && b.Ready == s.Ready {
-			out.Status.Instances[i].GTIDExecuted, out.Status.Instances[i].LagSeconds, out.Status.Instances[i].Message = b.GTIDExecuted, b.LagSeconds, b.Message
-		}
-	}
 }
 
 // notReady says which instance status shows not ready, and why; empty

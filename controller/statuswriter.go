@@ -23,9 +23,7 @@ import (
 const DefaultProgressInterval = 5 * time.Second
 
 // dataInterval is the least time between two status writes of a MySQL
-// whose only change is in its details: its instances' GTIDs, lag and
-// messages, or, while it is in progress, any message or the count of its
-// pods (see sameShape).
+// whose only change is in its details (see sameShape).
 const dataInterval = time.Minute
 
 // statusWriter is the one place MySQL statuses are written. It patches a
@@ -95,15 +93,17 @@ func (w *statusWriter) write(ctx context.Context, obj *databasev1.MySQL, want da
 		return 0, nil
 	}
 	// A new primary is written at once: the next reconcile must act on it.
-	if inProgress(obj) && inProgress(after) && obj.Status.CurrentPrimary == want.CurrentPrimary {
-		wait := w.hold(key)
-		if sameShape(&obj.Status, &want) {
-			wait = max(wait, w.detailWait(key))
-		}
-		if wait > 0 {
-			ctrl.LoggerFrom(ctx).V(1).Info("status write held back", "after", wait)
-			return wait, nil
-		}
+	progressing := inProgress(obj) && inProgress(after) && obj.Status.CurrentPrimary == want.CurrentPrimary
+	var wait time.Duration
+	if progressing {
+		wait = w.hold(key)
+	}
+	if sameShape(&obj.Status, &want, progressing) {
+		wait = max(wait, w.detailWait(key))
+	}
+	if wait > 0 {
+		ctrl.LoggerFrom(ctx).V(1).Info("status write held back", "after", wait)
+		return wait, nil
 	}
 	patched := obj.DeepCopy()
 	patched.Status = want
@@ -160,24 +160,31 @@ func (w *statusWriter) detailWait(key types.NamespacedName) time.Duration {
 	return max(0, dataInterval-w.now().Sub(m.lastWrite))
 }
 
-// sameShape says whether two statuses differ only in details: messages,
-// the count of pods that exist, condition transition times, and the
-// instances' messages, GTIDs and lag. What a reader acts on, or watches a
-// roll-out by, is the shape: observedGeneration, phase, ready replicas,
-// primary, each condition's status and reason, and each instance's role
+// sameShape says whether two statuses differ only in details: the
+// instances' messages, GTIDs and lag, which move all the time (with every
+// write, and through "pod does not exist", "server not started" and a
+// refused connection in the seconds an instance takes to come up), and,
+// while the MySQL is in progress, any message, the count of pods that
+// exist and condition transition times. What a reader acts on, or watches
+// a roll-out by, is the shape: observedGeneration, phase, ready replicas,
+// primary, each condition's status and reason (and its message, out of
+// progress: a stall's message names its cause), and each instance's role
 // and readiness.
-func sameShape(a, b *databasev1.MySQLStatus) bool {
-	return equality.Semantic.DeepEqual(shapeOf(a), shapeOf(b))
+func sameShape(a, b *databasev1.MySQLStatus, progressing bool) bool {
+	return equality.Semantic.DeepEqual(shapeOf(a, progressing), shapeOf(b, progressing))
 }
 
-func shapeOf(s *databasev1.MySQLStatus) *databasev1.MySQLStatus {
+func shapeOf(s *databasev1.MySQLStatus, progressing bool) *databasev1.MySQLStatus {
 	c := s.DeepCopy()
+	for i := range c.Instances {
+		c.Instances[i].Message, c.Instances[i].GTIDExecuted, c.Instances[i].LagSeconds = "", "", nil
+	}
+	if !progressing {
+		return c
+	}
 	c.Message, c.Replicas = "", 0
 	for i := range c.Conditions {
 		c.Conditions[i].Message, c.Conditions[i].LastTransitionTime = "", metav1.Time{}
-	}
-	for i := range c.Instances {
-		c.Instances[i].Message, c.Instances[i].GTIDExecuted, c.Instances[i].LagSeconds = "", "", nil
 	}
 	return c
 }
@@ -250,15 +257,6 @@ func (w *statusWriter) lastPrimary(key types.NamespacedName) (string, bool) {
 		return "", false
 	}
 	return m.primary, true
-}
-
-// dataDue says whether key's instances' GTIDs and lag may be written: the
-// last status write is a dataInterval old.
-func (w *statusWriter) dataDue(key types.NamespacedName) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	m := w.byKey[key]
-	return m == nil || w.now().Sub(m.lastWrite) >= dataInterval
 }
 
 // forget drops all that is remembered of key, for a MySQL that is gone.
