@@ -41,6 +41,11 @@ type observation struct {
 	// been so long enough to need a spec change (see observePods).
 	podTrouble, podStallReason string
 	podStalled                 bool
+	// claims are the unbound data claims of the pods that cannot be
+	// scheduled, by pod name; storageWait says which pod waits for its
+	// claim to be bound, while that is progress.
+	claims      map[string]claimWait
+	storageWait string
 	// recheck is how soon to look again at a pod in trouble, zero for none.
 	recheck time.Duration
 

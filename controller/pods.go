@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -30,6 +31,12 @@ const (
 	ReasonImagePullFailed = "ImagePullFailed"
 	// ReasonContainerFailing: a container cannot be created or keeps crashing.
 	ReasonContainerFailing = "ContainerFailing"
+	// ReasonStorageClassNotFound: a pod's data claim names a StorageClass
+	// that does not exist.
+	ReasonStorageClassNotFound = "StorageClassNotFound"
+	// ReasonVolumeNotBound: a pod's data claim has not been bound for
+	// StorageStallAfter.
+	ReasonVolumeNotBound = "VolumeNotBound"
 )
 
 // waitingReasons classify a container's waiting reason.
@@ -40,17 +47,26 @@ var waitingReasons = map[string]string{
 	"RunContainerError": ReasonContainerFailing, "CrashLoopBackOff": ReasonContainerFailing,
 }
 
+// unschedulable returns the condition by which the scheduler says it
+// found no node for a pod, or nil.
+func unschedulable(p *corev1.Pod) *corev1.PodCondition {
+	for i, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
 // podTrouble says whether a pod cannot run, why (a condition reason and a
 // message naming the pod), and since when.
 func podTrouble(p *corev1.Pod) (reason, message string, since time.Time, ok bool) {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			since := c.LastTransitionTime.Time
-			if since.IsZero() {
-				since = p.CreationTimestamp.Time
-			}
-			return ReasonPodUnschedulable, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, c.Message), since, true
+	if c := unschedulable(p); c != nil {
+		since := c.LastTransitionTime.Time
+		if since.IsZero() {
+			since = p.CreationTimestamp.Time
 		}
+		return ReasonPodUnschedulable, fmt.Sprintf("pod %s cannot be scheduled: %s", p.Name, c.Message), since, true
 	}
 	for _, cs := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
 		w := cs.State.Waiting
@@ -69,8 +85,9 @@ func podTrouble(p *corev1.Pod) (reason, message string, since time.Time, ok bool
 	return "", "", time.Time{}, false
 }
 
-// observePods reads the MySQL's pods from the cache into obs, and judges
-// their trouble (see judgePods).
+// observePods reads the MySQL's pods from the cache into obs, with the
+// unbound claims of those that cannot be scheduled, and judges their
+// trouble (see judgePods).
 func (r *Reconciler) observePods(ctx context.Context, m *databasev1.MySQL, obs *observation) error {
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(m.Namespace), client.MatchingLabels(SelectorLabels(m))); err != nil {
@@ -78,6 +95,9 @@ func (r *Reconciler) observePods(ctx context.Context, m *databasev1.MySQL, obs *
 	}
 	obs.pods = pods.Items
 	slices.SortFunc(obs.pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	if err := r.observeClaims(ctx, obs); err != nil {
+		return err
+	}
 	judgePods(obs, time.Now(), r.StallAfter)
 	return nil
 }
@@ -86,24 +106,45 @@ func (r *Reconciler) observePods(ctx context.Context, m *databasev1.MySQL, obs *
 // troubleGrace: the MySQL says which and why, and is Stalled once the pod
 // has been so for stallAfter, a time after which the cause (a missing
 // image, a node that does not exist, a config the server refuses) needs a
-// spec change. It asks to look again when the pod's grace or stallAfter
-// ends.
+// spec change. A pod whose claim is being bound is progress, recorded as
+// obs.storageWait, for at least StorageStallAfter (see storageTrouble). It
+// asks to look again when a grace or a limit ends.
 func judgePods(obs *observation, now time.Time, stallAfter time.Duration) {
 	for i := range obs.pods {
-		reason, msg, since, ok := podTrouble(&obs.pods[i])
+		t, ok := troubleOf(&obs.pods[i], obs.claims, stallAfter)
 		if !ok {
 			continue
 		}
-		if wait := min(troubleGrace, stallAfter) - now.Sub(since); wait > 0 {
+		age := now.Sub(t.since)
+		if t.wait != "" && age < t.stallAfter {
+			obs.storageWait = cmp.Or(obs.storageWait, t.wait)
+			obs.recheck = soonest(obs.recheck, t.stallAfter-age)
+			continue
+		}
+		if wait := min(troubleGrace, t.stallAfter) - age; wait > 0 {
 			obs.recheck = soonest(obs.recheck, wait)
 			continue
 		}
-		obs.podTrouble, obs.podStallReason = msg, reason
-		if wait := stallAfter - now.Sub(since); wait > 0 {
+		obs.podTrouble, obs.podStallReason = t.message, t.reason
+		if wait := t.stallAfter - age; wait > 0 {
 			obs.recheck = soonest(obs.recheck, wait)
 		} else {
 			obs.podStalled = true
 		}
 		return
 	}
+}
+
+// troubleOf returns the trouble of a pod, if it has any: an unschedulable
+// pod whose data claim is unbound (and not merely waiting for the pod's
+// node) has the claim's trouble.
+func troubleOf(p *corev1.Pod, claims map[string]claimWait, stallAfter time.Duration) (trouble, bool) {
+	reason, msg, since, ok := podTrouble(p)
+	if !ok {
+		return trouble{}, false
+	}
+	if w, unbound := claims[p.Name]; unbound && reason == ReasonPodUnschedulable && !w.forNode {
+		return storageTrouble(p.Name, w, stallAfter), true
+	}
+	return trouble{reason: reason, message: msg, since: since, stallAfter: stallAfter}, true
 }

@@ -77,35 +77,60 @@ func TestEndOfLife(t *testing.T) {
 }
 
 // TestJudgePods shows when a pod's trouble reaches status: not within
-// troubleGrace (a claim binding), then as the reason the MySQL waits, then
-// as a stall; each time with when to look again.
+// troubleGrace, then as the reason the MySQL waits, then as a stall; each
+// time with when to look again. A pod whose claim is being bound is a wait
+// on storage, not trouble, until StorageStallAfter.
 func TestJudgePods(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)
 	unschedulable := func(name string, since time.Duration) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
-			LastTransitionTime: metav1.NewTime(now.Add(-since)), Message: "pod has unbound immediate PersistentVolumeClaims"}}}}
+			LastTransitionTime: metav1.NewTime(now.Add(-since)), Message: "0/1 nodes are available"}}}}
+	}
+	claim := func(pod string, age time.Duration, mut func(*claimWait)) map[string]claimWait {
+		w := claimWait{name: "data-" + pod, class: "standard", created: now.Add(-age)}
+		if mut != nil {
+			mut(&w)
+		}
+		return map[string]claimWait{pod: w}
 	}
 	const stallAfter = time.Minute
 	tests := []struct {
-		name    string
-		pods    []corev1.Pod
-		trouble string
-		stalled bool
-		recheck time.Duration
+		name            string
+		pods            []corev1.Pod
+		claims          map[string]claimWait
+		trouble, reason string
+		stalled         bool
+		wait            string
+		recheck         time.Duration
 	}{
-		{"within the grace", []corev1.Pod{unschedulable("db-0", 3*time.Second)}, "", false, troubleGrace - 3*time.Second},
-		{"past the grace", []corev1.Pod{unschedulable("db-0", 15*time.Second)}, "pod db-0 cannot be scheduled", false, stallAfter - 15*time.Second},
-		{"first past the grace", []corev1.Pod{unschedulable("db-0", 2*time.Second), unschedulable("db-1", 20*time.Second)},
-			"pod db-1 cannot be scheduled", false, troubleGrace - 2*time.Second},
-		{"stalled", []corev1.Pod{unschedulable("db-0", 2*time.Minute)}, "pod db-0 cannot be scheduled", true, 0},
+		{"within the grace", []corev1.Pod{unschedulable("db-0", 3*time.Second)}, nil, "", "", false, "", troubleGrace - 3*time.Second},
+		{"past the grace", []corev1.Pod{unschedulable("db-0", 15*time.Second)}, nil, "pod db-0 cannot be scheduled", ReasonPodUnschedulable, false, "", stallAfter - 15*time.Second},
+		{"first past the grace", []corev1.Pod{unschedulable("db-0", 2*time.Second), unschedulable("db-1", 20*time.Second)}, nil,
+			"pod db-1 cannot be scheduled", ReasonPodUnschedulable, false, "", troubleGrace - 2*time.Second},
+		{"stalled", []corev1.Pod{unschedulable("db-0", 2*time.Minute)}, nil, "pod db-0 cannot be scheduled", ReasonPodUnschedulable, true, "", 0},
+		{"claim being bound", []corev1.Pod{unschedulable("db-0", 3*time.Minute)}, claim("db-0", 3*time.Minute, nil),
+			"", "", false, "pod db-0 waits for its claim data-db-0 to be bound (StorageClass standard)", StorageStallAfter - 3*time.Minute},
+		{"claim being bound and a pod in trouble", []corev1.Pod{unschedulable("db-0", 3*time.Minute), unschedulable("db-1", 20*time.Second)},
+			claim("db-0", 3*time.Minute, nil), "pod db-1 cannot be scheduled", ReasonPodUnschedulable, false, "pod db-0 waits", stallAfter - 20*time.Second},
+		{"claim never bound", []corev1.Pod{unschedulable("db-0", 11*time.Minute)}, claim("db-0", 11*time.Minute, nil),
+			"pod db-0 cannot be scheduled: its claim data-db-0 has not been bound for 10m0s", ReasonVolumeNotBound, true, "", 0},
+		{"claim waits for the pod's node", []corev1.Pod{unschedulable("db-0", 3*time.Minute)}, claim("db-0", 3*time.Minute, func(w *claimWait) { w.forNode = true }),
+			"pod db-0 cannot be scheduled: 0/1", ReasonPodUnschedulable, true, "", 0},
+		{"class missing", []corev1.Pod{unschedulable("db-0", 15*time.Second)}, claim("db-0", 15*time.Second, func(w *claimWait) { w.classMissing = true }),
+			"pod db-0 cannot be scheduled: its claim data-db-0 names StorageClass standard, which does not exist", ReasonStorageClassNotFound, false, "", stallAfter - 15*time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obs := &observation{pods: tt.pods}
+			obs := &observation{pods: tt.pods, claims: tt.claims}
 			judgePods(obs, now, stallAfter)
-			if !strings.HasPrefix(obs.podTrouble, tt.trouble) || (tt.trouble == "") != (obs.podTrouble == "") || obs.podStalled != tt.stalled || obs.recheck != tt.recheck {
-				t.Errorf("trouble %q, stalled %t, recheck %s; want %q, %t, %s", obs.podTrouble, obs.podStalled, obs.recheck, tt.trouble, tt.stalled, tt.recheck)
+			if !strings.HasPrefix(obs.podTrouble, tt.trouble) || (tt.trouble == "") != (obs.podTrouble == "") || obs.podStallReason != tt.reason ||
+				obs.podStalled != tt.stalled || obs.recheck != tt.recheck {
+				t.Errorf("trouble %q (%s), stalled %t, recheck %s; want %q (%s), %t, %s",
+					obs.podTrouble, obs.podStallReason, obs.podStalled, obs.recheck, tt.trouble, tt.reason, tt.stalled, tt.recheck)
+			}
+			if !strings.HasPrefix(obs.storageWait, tt.wait) || (tt.wait == "") != (obs.storageWait == "") {
+				t.Errorf("storage wait %q, want %q", obs.storageWait, tt.wait)
 			}
 		})
 	}

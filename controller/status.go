@@ -68,11 +68,13 @@ func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) da
 	case obs.podTrouble != "":
 		markReconciling(out, obs.podStallReason, obs.podTrouble)
 	case len(obs.changed) > 0 || obs.waiting != "":
-		// The message changes only with what status already shows, so that a
-		// roll-out costs as few status writes as its replica counts do; what
-		// was applied is in the events, what is awaited in the debug log.
-		markReconciling(out, ReasonProgressing, fmt.Sprintf("Rolling out generation %d: %d/%d replicas ready",
-			out.Generation, out.Status.ReadyReplicas, obj.Spec.Replicas))
+		// What was applied is in the events, what is awaited in the debug
+		// log; a pod waiting for storage, which can take minutes, is named.
+		msg := fmt.Sprintf("Rolling out generation %d: %d/%d replicas ready", out.Generation, out.Status.ReadyReplicas, obj.Spec.Replicas)
+		if obs.storageWait != "" {
+			msg += "; " + obs.storageWait
+		}
+		markReconciling(out, ReasonProgressing, msg)
 	case obs.dbWaiting != "":
 		markReconciling(out, ReasonDatabaseProgressing, obs.dbWaiting)
 	case obs.database && notReady(out) != "":

@@ -4,9 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,9 +54,10 @@ func TestDatabaseRuns(t *testing.T) {
 	}
 }
 
-// TestStuckPodsSayWhy makes a MySQL whose image cannot be pulled and one
-// whose pod fits no node: each goes Stalled (the manager's --stall-after
-// is short here) with a message naming the pod and the reason.
+// TestStuckPodsSayWhy makes a MySQL whose image cannot be pulled, one
+// whose pod fits no node and one whose StorageClass does not exist: each
+// goes Stalled (the manager's --stall-after is short here) with a message
+// naming the pod and the reason.
 func TestStuckPodsSayWhy(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.NewNamespace(t, c.Client)
@@ -61,7 +65,9 @@ func TestStuckPodsSayWhy(t *testing.T) {
 	noImage.Spec.Image = "localhost/does-not-exist:1"
 	noNode := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "nonode", Namespace: ns}, Spec: realNodeSpec(1)}
 	noNode.Spec.NodeSelector = map[string]string{"disktype": "none-has-it"}
-	for _, m := range []*databasev1.MySQL{noImage, noNode} {
+	noClass := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "noclass", Namespace: ns}, Spec: realNodeSpec(1)}
+	noClass.Spec.StorageClassName = ptr.To("does-not-exist")
+	for _, m := range []*databasev1.MySQL{noImage, noNode, noClass} {
 		if err := c.Client.Create(ctx, m); err != nil {
 			t.Fatal(err)
 		}
@@ -69,6 +75,7 @@ func TestStuckPodsSayWhy(t *testing.T) {
 	for _, tt := range []struct{ name, reason, says string }{
 		{"noimage", controller.ReasonImagePullFailed, "pod noimage-0, container init: "},
 		{"nonode", controller.ReasonPodUnschedulable, "pod nonode-0 cannot be scheduled"},
+		{"noclass", controller.ReasonStorageClassNotFound, "its claim data-noclass-0 names StorageClass does-not-exist"},
 	} {
 		testenv.WaitKstatus(t, c.Client, key(ns, tt.name), status.FailedStatus, timeout)
 		m := &databasev1.MySQL{}
@@ -80,6 +87,47 @@ func TestStuckPodsSayWhy(t *testing.T) {
 			t.Errorf("%s: Stalled = %+v, want reason %s saying %q", tt.name, stalled, tt.reason, tt.says)
 		}
 	}
+}
+
+// TestClaimBindingIsNotAStall makes a MySQL whose claim binds immediately
+// but that no provisioner serves: past --stall-after it is still in
+// progress, and says which claim it waits for (a claim can take minutes to
+// bind when a provisioner works through many).
+func TestClaimBindingIsNotAStall(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.NewNamespace(t, c.Client)
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "unserved-" + ns}, Provisioner: "unserved.example.com",
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate)}
+	if err := c.Client.Create(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Client.Delete(context.Background(), sc) })
+	m := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "unbound", Namespace: ns}, Spec: realNodeSpec(1)}
+	m.Spec.StorageClassName = ptr.To(sc.Name)
+	if err := c.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	says := "waits for its claim data-unbound-0 to be bound (StorageClass " + sc.Name + ")"
+	pod := &corev1.Pod{}
+	eventually(t, "the MySQL saying which claim it waits for, its pod unschedulable for longer than --stall-after", func(ctx context.Context) (bool, error) {
+		if err := c.Client.Get(ctx, key(ns, "unbound"), m); err != nil {
+			return false, err
+		}
+		if err := c.Client.Get(ctx, key(ns, "unbound-0"), pod); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		r := condition(m, databasev1.ConditionReconciling)
+		for _, pc := range pod.Status.Conditions {
+			if pc.Type == corev1.PodScheduled && pc.Status == corev1.ConditionFalse {
+				return r != nil && strings.Contains(r.Message, says) && time.Since(pc.LastTransitionTime.Time) > stallAfter+5*time.Second, nil
+			}
+		}
+		return false, nil
+	})
+	if s := condition(m, databasev1.ConditionStalled); s != nil {
+		t.Fatalf("Stalled = %+v while the claim is being bound", s)
+	}
+	testenv.WaitKstatus(t, c.Client, key(ns, "unbound"), status.InProgressStatus, timeout)
 }
 
 // ready says whether the pod's Ready condition is True.

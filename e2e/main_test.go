@@ -40,7 +40,10 @@ var (
 // managerArgs are the flags of every manager of the tests: leader
 // election, and a short --stall-after so that a stuck pod stalls its MySQL
 // within a test's wait.
-var managerArgs = []string{"--leader-elect", "--stall-after=20s", "--zap-time-encoding=rfc3339nano"}
+var managerArgs = []string{"--leader-elect", "--stall-after=" + stallAfter.String(), "--zap-time-encoding=rfc3339nano"}
+
+// stallAfter is the managers' --stall-after.
+const stallAfter = 20 * time.Second
 
 // timeout bounds each wait of the e2e tests.
 const timeout = 2 * time.Minute

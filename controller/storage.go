@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// StorageStallAfter is how long a pod may wait for its data claim to be
+// bound before its MySQL is Stalled, when --stall-after is shorter. A
+// provisioner that works through many claims (a cluster creating hundreds
+// of databases at once) takes minutes; that is progress, not a fault.
+const StorageStallAfter = 10 * time.Minute
+
+// annSelectedNode is the annotation the scheduler sets on a claim whose
+// StorageClass binds on first consumer once it picked the pod's node.
+const annSelectedNode = "volume.kubernetes.io/selected-node"
+
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+
+// claimWait is what is known of the unbound data claim of a pod that
+// cannot be scheduled.
+type claimWait struct {
+	// name is the claim's name, class its StorageClass (empty for none).
+	name, class string
+	// created is when the claim was made: its wait counts from then.
+	created time.Time
+	// classMissing says the claim names a StorageClass that does not exist.
+	classMissing bool
+	// forNode says the claim waits for its pod to be scheduled (its class
+	// binds on first consumer and no node is picked yet): the pod's
+	// scheduling, not storage, is what waits.
+	forNode bool
+}
+
+// trouble is why a pod cannot run, since when, and how long that may last
+// before its MySQL is Stalled.
+type trouble struct {
+	reason, message string
+	since           time.Time
+	stallAfter      time.Duration
+	// wait, when set, says the pod waits for storage: progress, not
+	// trouble, until stallAfter.
+	wait string
+}
+
+// observeClaims records in obs the unbound data claims of the pods that
+// cannot be scheduled, so that judgePods can tell a claim being bound
+// from a pod no node takes. Claims are not cached: they are read, from
+// the API server, only for such pods. StorageClasses are cached.
+func (r *Reconciler) observeClaims(ctx context.Context, obs *observation) error {
+	for i := range obs.pods {
+		p := &obs.pods[i]
+		if unschedulable(p) == nil {
+			continue
+		}
+		pvc := &corev1.PersistentVolumeClaim{}
+		key := types.NamespacedName{Namespace: p.Namespace, Name: dataVolume + "-" + p.Name}
+		switch err := r.APIReader.Get(ctx, key, pvc); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("get PersistentVolumeClaim %s: %w", key.Name, err)
+		case pvc.Status.Phase != corev1.ClaimPending:
+			continue
+		}
+		w := claimWait{name: pvc.Name, class: ptr.Deref(pvc.Spec.StorageClassName, ""), created: pvc.CreationTimestamp.Time}
+		if w.class != "" {
+			sc := &storagev1.StorageClass{}
+			switch err := r.Client.Get(ctx, types.NamespacedName{Name: w.class}, sc); {
+			case apierrors.IsNotFound(err):
+				w.classMissing = true
+			case err != nil:
+				return fmt.Errorf("get StorageClass %s: %w", w.class, err)
+			default:
+				w.forNode = ptr.Deref(sc.VolumeBindingMode, storagev1.VolumeBindingImmediate) == storagev1.VolumeBindingWaitForFirstConsumer &&
+					pvc.Annotations[annSelectedNode] == ""
+			}
+		}
+		if obs.claims == nil {
+			obs.claims = map[string]claimWait{}
+		}
+		obs.claims[p.Name] = w
+	}
+	return nil
+}
+
+// storageTrouble returns the trouble of an unschedulable pod whose data
+// claim is unbound: a StorageClass that does not exist is trouble like any
+// other; a claim still being bound is a wait, for at least
+// StorageStallAfter.
+func storageTrouble(pod string, w claimWait, stallAfter time.Duration) trouble {
+	if w.classMissing {
+		return trouble{reason: ReasonStorageClassNotFound, since: w.created, stallAfter: stallAfter,
+			message: fmt.Sprintf("pod %s cannot be scheduled: its claim %s names StorageClass %s, which does not exist", pod, w.name, w.class)}
+	}
+	limit := max(stallAfter, StorageStallAfter)
+	class := "no StorageClass: a PersistentVolume must be made for it"
+	if w.class != "" {
+		class = "StorageClass " + w.class
+	}
+	return trouble{reason: ReasonVolumeNotBound, since: w.created, stallAfter: limit,
+		wait:    fmt.Sprintf("pod %s waits for its claim %s to be bound (%s)", pod, w.name, class),
+		message: fmt.Sprintf("pod %s cannot be scheduled: its claim %s has not been bound for %s (%s)", pod, w.name, limit, class)}
+}
