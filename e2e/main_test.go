@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,7 +63,11 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (int, error) {
-	ctx := context.Background()
+	// An interrupt (^C, a CI job's SIGTERM) fails a start-up in progress,
+	// which tears down what it made, or stops the running cluster: the real
+	// node's namespace, mounts and cgroups do not outlive the tests. The
+	// context is never cancelled otherwise.
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var err error
 	if repoRoot, err = testenv.RepoRoot(); err != nil {
 		return 0, err
@@ -73,7 +80,15 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer c.Stop()
+	var once sync.Once
+	stop := func() { once.Do(c.Stop) }
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		fmt.Fprintln(os.Stderr, "e2e interrupted: stopping the cluster; component logs are in", filepath.Join(dir, "logs"))
+		stop()
+		os.Exit(1)
+	}()
 	if managerBin, err = cluster.BuildManager(dir); err != nil {
 		return 0, err
 	}

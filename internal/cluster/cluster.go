@@ -100,11 +100,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	c = &Cluster{opts: opts, Dir: opts.Dir, ports: map[string]int{}, procs: map[string]*process{}}
-	defer func() {
+	// A failed start stops what it started: the deferred function gets the
+	// cluster itself, as the failing return sets c to nil.
+	defer func(made *Cluster) {
 		if err != nil {
-			c.Stop()
+			made.Stop()
 		}
-	}()
+	}(c)
 	for _, d := range []string{"logs", "pki", "etcd"} {
 		if err := os.MkdirAll(filepath.Join(c.Dir, d), 0o700); err != nil {
 			return nil, err
