@@ -128,8 +128,8 @@ func TestStatusDetails(t *testing.T) {
 			Instances:  []databasev1.InstanceStatus{{Name: "a-0", Role: databasev1.RolePrimary, Ready: true, GTIDExecuted: "0-1-5"}}}}
 	want := *ready.Status.DeepCopy()
 	want.Instances[0].GTIDExecuted = "0-1-9"
-	if wait, err := w.write(context.Background(), ready, want); err != nil || wait != dataInterval-20*time.Second {
-		t.Fatalf("write of new GTIDs alone: wait %s, %v; want %s", wait, err, dataInterval-20*time.Second)
+	if wait, wrote, err := w.write(context.Background(), ready, want); err != nil || wrote || wait != dataInterval-20*time.Second {
+		t.Fatalf("write of new GTIDs alone: wait %s, wrote %t, %v; want %s, not written", wait, wrote, err, dataInterval-20*time.Second)
 	}
 }
 

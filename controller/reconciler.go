@@ -139,13 +139,12 @@ func (r *Reconciler) finish(ctx context.Context, obj *databasev1.MySQL, obs *obs
 	want := judgeStatus(obj, obs, reconcileErr)
 	stall := asStall(reconcileErr)
 	if stall != nil {
-		r.reportStall(ctx, obj, stall)
 		reconcileErr = nil
 	}
-	if obs.endOfLife != "" && !conditions.IsTrue(obj, databasev1.ConditionEndOfLife) {
-		r.eventf(obj, EventEndOfLife, "%s", obs.endOfLife)
+	hold, wrote, err := r.status.write(ctx, obj, want)
+	if wrote {
+		r.reportWritten(ctx, obj, &want)
 	}
-	hold, err := r.status.write(ctx, obj, want)
 	if err != nil || reconcileErr != nil {
 		return ctrl.Result{}, errors.Join(reconcileErr, err)
 	}
@@ -178,16 +177,23 @@ func requeue(waiting, check time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: check, Priority: ptr.To(handler.LowPriority)}
 }
 
-// reportStall records a Warning event and a log line for a stall, unless
-// the MySQL already shows the same stall: a stall retried is not reported
-// again.
-func (r *Reconciler) reportStall(ctx context.Context, obj *databasev1.MySQL, stall *stallError) {
-	c := conditions.Get(obj, databasev1.ConditionStalled)
-	if c != nil && c.Status == metav1.ConditionTrue && c.Reason == stall.reason && c.Message == stall.message {
-		return
+// reportWritten records a Warning event and a log line for what a status
+// write made news of: a stall, or a new reason or message of one, and a
+// version at its end of life. Events follow the writes, not the
+// reconciles: a reconcile that runs before the cache shows the write
+// reports nothing again, and a stall retried is not reported again.
+func (r *Reconciler) reportWritten(ctx context.Context, was *databasev1.MySQL, now *databasev1.MySQLStatus) {
+	after := &databasev1.MySQL{Status: *now}
+	if c := conditions.Get(after, databasev1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+		old := conditions.Get(was, databasev1.ConditionStalled)
+		if old == nil || old.Status != metav1.ConditionTrue || old.Reason != c.Reason || old.Message != c.Message {
+			r.eventf(was, EventStalled, "%s: %s", c.Reason, c.Message)
+			ctrl.LoggerFrom(ctx).Info("stalled", "reason", c.Reason, "message", c.Message)
+		}
 	}
-	r.eventf(obj, EventStalled, "%s: %s", stall.reason, stall.message)
-	ctrl.LoggerFrom(ctx).Info("stalled", "reason", stall.reason, "message", stall.message)
+	if conditions.IsTrue(after, databasev1.ConditionEndOfLife) && !conditions.IsTrue(was, databasev1.ConditionEndOfLife) {
+		r.eventf(was, EventEndOfLife, "%s", conditions.GetMessage(after, databasev1.ConditionEndOfLife))
+	}
 }
 
 // endOfLife says, when the MySQL's version is no longer supported by its

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -137,6 +138,49 @@ func hasEvent(ctx context.Context, ns, reason, notePart string) (bool, error) {
 	return slices.ContainsFunc(list.Items, func(e eventsv1.Event) bool {
 		return e.Reason == reason && strings.Contains(e.Note, notePart)
 	}), nil
+}
+
+// countEvents counts the events of reason in ns, repeats folded into a
+// series included.
+func countEvents(t *testing.T, ns, reason string) int {
+	t.Helper()
+	events := &eventsv1.EventList{}
+	if err := env.Client.List(context.Background(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range events.Items {
+		switch {
+		case e.Reason != reason:
+		case e.Series != nil:
+			n += int(e.Series.Count)
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// TestEndOfLifeReportedOnce creates a MySQL of a version at its end of
+// life: its condition says so, and one event does, however many
+// reconciles run before and after the cache shows the status write.
+func TestEndOfLifeReportedOnce(t *testing.T) {
+	startManager(t)
+	ns := newNamespace(t)
+	m := newMySQL(ns, "old", 1)
+	m.Spec.Engine, m.Spec.Version = databasev1.EngineMySQL, "8.0"
+	key := create(t, m)
+	eventually(t, "the EndOfLife condition", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, key, m)
+		return conditions.IsTrue(m, databasev1.ConditionEndOfLife), err
+	})
+	count := reconcileCount(t)
+	markStatefulSetReady(t, key)
+	eventually(t, "two more reconciles", func(context.Context) (bool, error) { return reconcileCount(t) >= count+2, nil })
+	eventually(t, "an EndOfLife event", func(context.Context) (bool, error) { return countEvents(t, ns, EventEndOfLife) > 0, nil })
+	if n := countEvents(t, ns, EventEndOfLife); n != 1 {
+		t.Errorf("%d EndOfLife events, want 1", n)
+	}
 }
 
 // TestChildren drives one MySQL through its life: children created as an

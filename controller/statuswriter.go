@@ -79,18 +79,18 @@ func newStatusWriter(c client.Client, interval time.Duration) *statusWriter {
 // not shown the same status written a moment ago, or the write would leave
 // the MySQL in progress as it was and the interval has not passed. It
 // returns how soon to reconcile again so that a held write lands even if
-// nothing else happens; zero when nothing is held.
-func (w *statusWriter) write(ctx context.Context, obj *databasev1.MySQL, want databasev1.MySQLStatus) (time.Duration, error) {
+// nothing else happens (zero when nothing is held), and whether it wrote.
+func (w *statusWriter) write(ctx context.Context, obj *databasev1.MySQL, want databasev1.MySQLStatus) (time.Duration, bool, error) {
 	key := client.ObjectKeyFromObject(obj)
 	after := &databasev1.MySQL{ObjectMeta: obj.ObjectMeta, Status: want}
 	if equality.Semantic.DeepEqual(obj.Status, want) {
 		if !inProgress(obj) {
 			w.stopTracking(key)
 		}
-		return 0, nil
+		return 0, false, nil
 	}
 	if w.unseen(obj, &want) {
-		return 0, nil
+		return 0, false, nil
 	}
 	// A new primary is written at once: the next reconcile must act on it.
 	progressing := inProgress(obj) && inProgress(after) && obj.Status.CurrentPrimary == want.CurrentPrimary
@@ -103,18 +103,18 @@ func (w *statusWriter) write(ctx context.Context, obj *databasev1.MySQL, want da
 	}
 	if wait > 0 {
 		ctrl.LoggerFrom(ctx).V(1).Info("status write held back", "after", wait)
-		return wait, nil
+		return wait, false, nil
 	}
 	patched := obj.DeepCopy()
 	patched.Status = want
 	if err := w.client.Status().Patch(ctx, patched, client.MergeFrom(obj), client.FieldOwner(FieldManager)); err != nil {
 		if apierrors.IsNotFound(err) {
-			return 0, nil
+			return 0, false, nil
 		}
-		return 0, fmt.Errorf("patch MySQL status %s: %w", obj.Name, err)
+		return 0, false, fmt.Errorf("patch MySQL status %s: %w", obj.Name, err)
 	}
 	w.wrote(patched, inProgress(patched))
-	return 0, nil
+	return 0, true, nil
 }
 
 // memo returns the memo of key, made when absent. w.mu is held.

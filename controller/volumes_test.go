@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -178,20 +177,7 @@ func TestStorageGrowthRejected(t *testing.T) {
 	// Retried, the stall is not reported again.
 	count := reconcileCount(t)
 	eventually(t, "two retries", func(context.Context) (bool, error) { return reconcileCount(t) >= count+2, nil })
-	events := &eventsv1.EventList{}
-	if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	stalls := 0
-	for _, e := range events.Items {
-		switch {
-		case e.Reason != EventStalled:
-		case e.Series != nil:
-			stalls += int(e.Series.Count) // repeats folded into a series
-		default:
-			stalls++
-		}
-	}
+	stalls := countEvents(t, ns, EventStalled)
 	if stalls != 1 {
 		t.Errorf("%d Stalled events, want 1 for one stall however often retried", stalls)
 	}
