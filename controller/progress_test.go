@@ -73,9 +73,15 @@ func TestStatusDetails(t *testing.T) {
 		{"pods created", func(s *databasev1.MySQLStatus) { s.Replicas = 2 }, true},
 		{"instance message", func(s *databasev1.MySQLStatus) { s.Instances[0].Message = "server not started" }, true},
 		{"condition message", func(s *databasev1.MySQLStatus) { s.Conditions[0].Message = "other" }, true},
-		{"ready replicas", func(s *databasev1.MySQLStatus) { s.ReadyReplicas = 2 }, false},
+		{"ready replicas", func(s *databasev1.MySQLStatus) { s.ReadyReplicas = 2 }, true},
+		{"role", func(s *databasev1.MySQLStatus) { s.Instances[0].Role = databasev1.RoleReplica }, true},
+		{"instance added", func(s *databasev1.MySQLStatus) {
+			s.Instances = append(s.Instances, databasev1.InstanceStatus{Name: "db-0"})
+		}, true},
 		{"reason", func(s *databasev1.MySQLStatus) { s.Conditions[0].Reason = ReasonPodUnschedulable }, false},
-		{"role", func(s *databasev1.MySQLStatus) { s.Instances[0].Role = databasev1.RoleReplica }, false},
+		{"condition status", func(s *databasev1.MySQLStatus) { s.Conditions[0].Status = metav1.ConditionFalse }, false},
+		{"primary", func(s *databasev1.MySQLStatus) { s.CurrentPrimary = "db-1" }, false},
+		{"phase", func(s *databasev1.MySQLStatus) { s.Phase = databasev1.PhaseRunning }, false},
 		{"generation", func(s *databasev1.MySQLStatus) { s.ObservedGeneration = 3 }, false},
 	}
 	for _, tt := range tests {
@@ -97,6 +103,8 @@ func TestStatusDetails(t *testing.T) {
 		{"instance message", func(s *databasev1.MySQLStatus) { s.Instances[0].Message = "server not started" }, true},
 		{"condition message", func(s *databasev1.MySQLStatus) { s.Conditions[0].Message = "other" }, false},
 		{"pods created", func(s *databasev1.MySQLStatus) { s.Replicas = 2 }, false},
+		{"ready replicas", func(s *databasev1.MySQLStatus) { s.ReadyReplicas = 2 }, false},
+		{"role", func(s *databasev1.MySQLStatus) { s.Instances[0].Role = databasev1.RoleReplica }, false},
 	}
 	for _, tt := range outOfProgress {
 		changed := base.DeepCopy()

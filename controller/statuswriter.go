@@ -160,31 +160,32 @@ func (w *statusWriter) detailWait(key types.NamespacedName) time.Duration {
 	return max(0, dataInterval-w.now().Sub(m.lastWrite))
 }
 
-// sameShape says whether two statuses differ only in details: the
-// instances' messages, GTIDs and lag, which move all the time (with every
-// write, and through "pod does not exist", "server not started" and a
-// refused connection in the seconds an instance takes to come up), and,
-// while the MySQL is in progress, any message, the count of pods that
-// exist and condition transition times. What a reader acts on, or watches
-// a roll-out by, is the shape: observedGeneration, phase, ready replicas,
-// primary, each condition's status and reason (and its message, out of
-// progress: a stall's message names its cause), and each instance's role
-// and readiness.
+// sameShape says whether two statuses differ only in details. Out of
+// progress, the details are the instances' messages, GTIDs and lag, which
+// move all the time (with every write, and through "pod does not exist",
+// "server not started" and a refused connection in the seconds an
+// instance takes to come up). In progress, they are all but what a kstatus
+// reader or a GitOps tool acts on: the counts, the instances and every
+// message and transition time. The shape is then observedGeneration,
+// phase, primary, selector and each condition's status and reason, so that
+// a roll-out is written when acknowledged, when its reason changes and at
+// its end, and its counts and messages at most once per dataInterval in
+// between.
 func sameShape(a, b *databasev1.MySQLStatus, progressing bool) bool {
 	return equality.Semantic.DeepEqual(shapeOf(a, progressing), shapeOf(b, progressing))
 }
 
 func shapeOf(s *databasev1.MySQLStatus, progressing bool) *databasev1.MySQLStatus {
 	c := s.DeepCopy()
-	for i := range c.Instances {
-		c.Instances[i].Message, c.Instances[i].GTIDExecuted, c.Instances[i].LagSeconds = "", "", nil
-	}
-	if !progressing {
+	if progressing {
+		c.Message, c.Replicas, c.ReadyReplicas, c.Instances = "", 0, 0, nil
+		for i := range c.Conditions {
+			c.Conditions[i].Message, c.Conditions[i].LastTransitionTime = "", metav1.Time{}
+		}
 		return c
 	}
-	c.Message, c.Replicas = "", 0
-	for i := range c.Conditions {
-		c.Conditions[i].Message, c.Conditions[i].LastTransitionTime = "", metav1.Time{}
+	for i := range c.Instances {
+		c.Instances[i].Message, c.Instances[i].GTIDExecuted, c.Instances[i].LagSeconds = "", "", nil
 	}
 	return c
 }
