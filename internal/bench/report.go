@@ -72,7 +72,7 @@ func WriteReport(dir, command string, window time.Duration, results []Result) er
 	for _, r := range results {
 		fmt.Fprintf(&b, "- N=%d (every MySQL Current again %s after the patches): %s\n", r.N, r.Change.Round(10*time.Millisecond), Describe(r.ChangeRequests))
 	}
-	b.WriteString("\nA status write that leaves a MySQL InProgress is held back for `--status-progress-interval` (5s, the default, here), and one that changes only details (messages, the count of pods, transition times, an instance's GTIDs and lag) until a minute after the last write: a roll-out costs a status patch when its new generation is acknowledged, one at its end, and one per change of what a kstatus reader sees (a reason, a condition, the ready count) in between. A pod waiting for its claim to be bound is progress, not trouble.\n")
+	b.WriteString("\nA status write that leaves a MySQL InProgress is held back for `--status-progress-interval` (5s, the default, here); one that changes only details (in progress: counts, instances, messages, transition times) until a minute after the last write. A roll-out costs a status patch when its new generation is acknowledged, one when its reason changes, one at its end, and one per minute in which only its details changed. A pod waiting for its claim to be bound is progress, not trouble.\n")
 	b.WriteString("\n## Targets\n\n")
 	for _, r := range results {
 		writeTargets(&b, r)
