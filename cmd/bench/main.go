@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -25,7 +26,17 @@ func main() {
 	ns := flag.String("n", "10,100,500", "Comma-separated numbers of MySQL objects.")
 	window := flag.Duration("window", 60*time.Second, "Length of the idle window.")
 	out := flag.String("out", "docs", "Directory of benchmarks.md and benchmarks.png; empty writes no report.")
+	limit := flag.String("memory-limit", "", "Memory limit of the container the manager runs as if in (a quantity, 128Mi); its GOMEMLIMIT is 90% of it. Empty: none.")
 	flag.Parse()
+	var memoryLimit int64
+	if *limit != "" {
+		q, err := resource.ParseQuantity(*limit)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bad -memory-limit %q: %v\n", *limit, err)
+			os.Exit(2)
+		}
+		memoryLimit = q.Value()
+	}
 	// The clients log only their errors; progress goes to the terminal.
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -37,7 +48,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "bad -n value %q\n", s)
 			os.Exit(2)
 		}
-		r, err := bench.Run(ctx, n, bench.Options{Window: *window, Progress: os.Stderr})
+		r, err := bench.Run(ctx, n, bench.Options{Window: *window, Progress: os.Stderr, MemoryLimit: memoryLimit})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "N=%d: %v\n", n, err)
 			os.Exit(1)

@@ -41,6 +41,10 @@ type Options struct {
 	Progress io.Writer
 	// ManagerBin is the manager binary; empty builds cmd/manager.
 	ManagerBin string
+	// MemoryLimit, when set, is the memory limit (bytes) of the container
+	// the manager runs as if in: its soft limit, GOMEMLIMIT, is 90% of
+	// it, what the manager derives from its cgroup in a pod.
+	MemoryLimit int64
 }
 
 // Result holds the figures of one N.
@@ -56,6 +60,7 @@ type Result struct {
 	PeakRSS, HeapIdle uint64             // bytes: the higher VmHWM of the converging and the restarted manager; live heap at N idle MySQLs
 	HeapPerMySQL      float64            // bytes of live heap per MySQL over the empty manager's
 	EmptyRSS          uint64             // bytes resident in the manager with no MySQL, its caches synced (its code is most of it)
+	MemoryLimit       int64              // bytes: Options.MemoryLimit, 0 for none
 	ReconcileP50      time.Duration
 	ReconcileP99      time.Duration
 	QueueP99          time.Duration

@@ -27,7 +27,12 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 		}
 	}
 	// One manager, no leader election: every write it sends is the operator's work.
-	mgr, err := c.StartManager(ctx, "manager", bin, "--max-concurrent-reconciles=4")
+	var env []string
+	if opts.MemoryLimit > 0 {
+		env = []string{fmt.Sprintf("GOMEMLIMIT=%d", opts.MemoryLimit*9/10)}
+	}
+	res.MemoryLimit = opts.MemoryLimit
+	mgr, err := c.StartManagerEnv(ctx, "manager", bin, env, "--max-concurrent-reconciles=4")
 	if err != nil {
 		return err
 	}

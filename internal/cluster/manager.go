@@ -35,6 +35,12 @@ type Manager struct {
 // StartManager runs the manager binary as the operator's user, with
 // metrics and pprof on free local ports, and waits for its health probe.
 func (c *Cluster) StartManager(ctx context.Context, name, binary string, extraArgs ...string) (*Manager, error) {
+	return c.StartManagerEnv(ctx, name, binary, nil, extraArgs...)
+}
+
+// StartManagerEnv is StartManager with env added to the manager's
+// environment (GOMEMLIMIT, as a container's limit would give it).
+func (c *Cluster) StartManagerEnv(ctx context.Context, name, binary string, env []string, extraArgs ...string) (*Manager, error) {
 	metrics, err := freePort()
 	if err != nil {
 		return nil, err
@@ -52,13 +58,13 @@ func (c *Cluster) StartManager(ctx context.Context, name, binary string, extraAr
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probe),
 		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(pprof),
 		"--leader-election-namespace=mysql-operator-system", "--agent-image=" + AgentImage}, extraArgs...)
-	first, err := launch(c.LogPath(name), binary, args...)
+	first, err := launchEnv(c.LogPath(name), env, binary, args...)
 	if err != nil {
 		return nil, err
 	}
 	m := &Manager{Name: name, MetricsURL: "http://127.0.0.1:" + strconv.Itoa(metrics) + "/metrics",
 		pprofURL: "http://127.0.0.1:" + strconv.Itoa(pprof) + "/debug/pprof", current: first, loopDone: make(chan struct{})}
-	go m.supervise(c.LogPath(name), binary, args)
+	go m.supervise(c.LogPath(name), env, binary, args)
 	c.managers = append(c.managers, m)
 	if err := waitHTTP(ctx, first, "http://127.0.0.1:"+strconv.Itoa(probe)+"/readyz", nil); err != nil {
 		return nil, fmt.Errorf("manager %s: %w (log: %s)", name, err, c.LogPath(name))
@@ -67,7 +73,7 @@ func (c *Cluster) StartManager(ctx context.Context, name, binary string, extraAr
 }
 
 // supervise restarts the manager whenever it exits, until Stop.
-func (m *Manager) supervise(logPath, binary string, args []string) {
+func (m *Manager) supervise(logPath string, env []string, binary string, args []string) {
 	defer close(m.loopDone)
 	for {
 		m.mu.Lock()
@@ -81,7 +87,7 @@ func (m *Manager) supervise(logPath, binary string, args []string) {
 		}
 		m.mu.Unlock()
 		time.Sleep(time.Second) // restart back-off, as a kubelet's
-		next, err := launch(logPath, binary, args...)
+		next, err := launchEnv(logPath, env, binary, args...)
 		m.mu.Lock()
 		if err != nil || m.stopped {
 			m.mu.Unlock()
