@@ -113,7 +113,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	for _, name := range []string{"etcd-client", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"} {
-		if c.ports[name], err = freePort(); err != nil {
+		if c.ports[name], err = testenv.FreePort(); err != nil {
 			return nil, err
 		}
 	}

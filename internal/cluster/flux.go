@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/example/mysql-operator/internal/testenv"
 )
 
 // FluxNamespace is where Flux's controllers run and its sources live.
@@ -49,7 +51,7 @@ func (c *Cluster) StartFlux(ctx context.Context) (*Flux, error) {
 		return nil, fmt.Errorf("namespace %s: %w", FluxNamespace, err)
 	}
 	f := &Flux{c: c, metrics: map[string]string{}}
-	storage, err := freePort()
+	storage, err := testenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -114,11 +116,11 @@ func (f *Flux) start(ctx context.Context, name string, args ...string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	metrics, err := freePort()
+	metrics, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}
-	health, err := freePort()
+	health, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}

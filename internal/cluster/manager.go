@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/example/mysql-operator/internal/testenv"
 )
 
 // BuildManager compiles cmd/manager into dir, with the flags of the
@@ -41,15 +43,15 @@ func (c *Cluster) StartManager(ctx context.Context, name, binary string, extraAr
 // StartManagerEnv is StartManager with env added to the manager's
 // environment (GOMEMLIMIT, as a container's limit would give it).
 func (c *Cluster) StartManagerEnv(ctx context.Context, name, binary string, env []string, extraArgs ...string) (*Manager, error) {
-	metrics, err := freePort()
+	metrics, err := testenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	probe, err := freePort()
+	probe, err := testenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	pprof, err := freePort()
+	pprof, err := testenv.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -116,14 +115,4 @@ func answers200(c *http.Client, url string) (bool, error) {
 		return false, fmt.Errorf("%s answered %s", url, resp.Status)
 	}
 	return true, nil
-}
-
-// freePort returns a TCP port free on 127.0.0.1.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

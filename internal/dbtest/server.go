@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/example/mysql-operator/internal/testenv"
 )
 
 // startTimeout bounds the wait for a server to accept connections.
@@ -147,7 +149,7 @@ func (s *Server) Start() error {
 	var err error
 	for range 3 {
 		if s.Port == 0 || (err != nil && len(s.cfg.Hosts) == 0) {
-			if s.Port, err = freePort(); err != nil {
+			if s.Port, err = testenv.FreePort(); err != nil {
 				return err
 			}
 		}
@@ -223,16 +225,6 @@ func handshake(addr string) error {
 		return fmt.Errorf("unexpected handshake (first byte %d)", hdr[4])
 	}
 	return nil
-}
-
-// freePort returns a TCP port free on 127.0.0.1 at the time of the call.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Running reports whether the server process is alive.
