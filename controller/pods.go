@@ -85,12 +85,26 @@ func podTrouble(p *corev1.Pod) (reason, message string, since time.Time, ok bool
 	return "", "", time.Time{}, false
 }
 
+// indexPodInstance indexes the cached database pods by their MySQL (the
+// instance label): listing a MySQL's pods reads its own few, where a label
+// selector alone would match every pod of the namespace, each reconcile.
+const indexPodInstance = ".metadata.labels[" + LabelInstance + "]"
+
+// podInstance is the indexPodInstance of a pod.
+func podInstance(o client.Object) []string {
+	if name, ok := o.GetLabels()[LabelInstance]; ok {
+		return []string{name}
+	}
+	return nil
+}
+
 // observePods reads the MySQL's pods from the cache into obs, with the
 // unbound claims of those that cannot be scheduled, and judges their
 // trouble (see judgePods).
 func (r *Reconciler) observePods(ctx context.Context, m *databasev1.MySQL, obs *observation) error {
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(m.Namespace), client.MatchingLabels(SelectorLabels(m))); err != nil {
+	if err := r.Client.List(ctx, pods, client.InNamespace(m.Namespace), client.MatchingFields{indexPodInstance: m.Name},
+		client.MatchingLabels(SelectorLabels(m))); err != nil {
 		return fmt.Errorf("list pods: %w", err)
 	}
 	obs.pods = pods.Items

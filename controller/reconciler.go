@@ -212,11 +212,11 @@ func endOfLife(m *databasev1.MySQL, now time.Time) string {
 
 // mysqlOfPod maps a database pod to its MySQL, by the instance label.
 func mysqlOfPod(_ context.Context, o client.Object) []reconcile.Request {
-	name, ok := o.GetLabels()[LabelInstance]
-	if !ok {
+	names := podInstance(o)
+	if len(names) == 0 {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: names[0]}}}
 }
 
 // soonest returns the smallest positive duration, zero when there is none.
@@ -250,6 +250,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	if err := indexPrunable(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, indexPodInstance, podInstance); err != nil {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
