@@ -25,11 +25,16 @@ const SummaryAnnotation = "applyset.database.example.com/owned-fields-sha256"
 // configuration, which equals it exactly when the owned fields equal the
 // desired ones (encoding/json writes both the same way). An object whose
 // extraction fails keeps its managedFields, and Apply extracts as usual.
-// The transform is idempotent, as client-go asks.
+// The transform is idempotent, as client-go asks. It remembers the summary
+// of the objects whose kind keeps a generation (see summaryMemo): the
+// status updates of a StatefulSet, most of its watch events, then cost no
+// extraction, which converts the whole object and is most of what the
+// manager allocates.
 func Summarize[L any, PL interface {
 	*L
 	client.Object
 }, A any](fieldManager string, extract func(PL, string) (A, error), trim func(PL)) func(any) (any, error) {
+	memo := newSummaryMemo()
 	return func(in any) (any, error) {
 		obj, ok := in.(PL)
 		if !ok {
@@ -41,16 +46,25 @@ func Summarize[L any, PL interface {
 		if _, done := summary(obj); done && len(obj.GetManagedFields()) == 0 {
 			return obj, nil
 		}
-		if owned, err := extract(obj, fieldManager); err == nil {
-			if sum, err := hashOf(owned); err == nil {
-				annotations := obj.GetAnnotations()
-				if annotations == nil {
-					annotations = map[string]string{}
-				}
-				annotations[SummaryAnnotation] = hex.EncodeToString(sum[:])
-				obj.SetAnnotations(annotations)
-				obj.SetManagedFields(nil)
+		fp, remembered := memo.fingerprint(obj, fieldManager)
+		sum, found := memo.get(obj.GetUID(), fp)
+		if !found {
+			if owned, err := extract(obj, fieldManager); err == nil {
+				sum, err = hashOf(owned)
+				found = err == nil
 			}
+			if found && remembered {
+				memo.add(obj.GetUID(), fp, sum)
+			}
+		}
+		if found {
+			annotations := obj.GetAnnotations()
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[SummaryAnnotation] = hex.EncodeToString(sum[:])
+			obj.SetAnnotations(annotations)
+			obj.SetManagedFields(nil)
 		}
 		if trim != nil {
 			trim(obj)
