@@ -27,6 +27,8 @@ func main() {
 	window := flag.Duration("window", 60*time.Second, "Length of the idle window.")
 	out := flag.String("out", "docs", "Directory of benchmarks.md and benchmarks.png; empty writes no report.")
 	limit := flag.String("memory-limit", "", "Memory limit of the container the manager runs as if in (a quantity, 128Mi); its GOMEMLIMIT is 90% of it. Empty: none.")
+	profile := flag.String("profile", "", "Directory to write the manager's Go profiles to, per N: a CPU profile of the first minute of the converge, "+
+		"the allocations of the converge, and those of the restarted manager's resync. Empty: none.")
 	flag.Parse()
 	var memoryLimit int64
 	if *limit != "" {
@@ -48,7 +50,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "bad -n value %q\n", s)
 			os.Exit(2)
 		}
-		r, err := bench.Run(ctx, n, bench.Options{Window: *window, Progress: os.Stderr, MemoryLimit: memoryLimit})
+		r, err := bench.Run(ctx, n, bench.Options{Window: *window, Progress: os.Stderr, MemoryLimit: memoryLimit, ProfileDir: *profile})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "N=%d: %v\n", n, err)
 			os.Exit(1)

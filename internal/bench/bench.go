@@ -45,6 +45,9 @@ type Options struct {
 	// the manager runs as if in: its soft limit, GOMEMLIMIT, is 90% of
 	// it, what the manager derives from its cgroup in a pod.
 	MemoryLimit int64
+	// ProfileDir, when set, receives the manager's Go profiles (see
+	// profiler), to find where the converge's time and memory go.
+	ProfileDir string
 }
 
 // Result holds the figures of one N.

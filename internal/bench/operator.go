@@ -2,7 +2,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +49,8 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 
 	// Converge: N MySQLs created at once, until every one is Current.
 	log("converge: creating %d MySQLs", n)
+	prof := profiler{dir: opts.ProfileDir, n: n, mgr: mgr}
+	cpuDone := prof.cpu("cpu-converge", time.Minute)
 	begin := time.Now()
 	if err := parallel(n, func(i int) error { return c.Client.Create(ctx, mysqlSpec(i)) }); err != nil {
 		return err
@@ -54,6 +59,9 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 		return fmt.Errorf("converge: %w (manager log: %s)", err, c.LogPath("manager"))
 	}
 	res.Converge = time.Since(begin)
+	if err := errors.Join(<-cpuDone, prof.save("allocs-converge", "allocs")); err != nil {
+		return err
+	}
 	converged, err := mgr.Metrics()
 	if err != nil {
 		return err
@@ -89,6 +97,9 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	res.HeapPerMySQL = (float64(res.HeapIdle) - float64(emptyHeap)) / float64(n)
 	log("steady state: %.0f writes (%s), %.0f direct reads; live heap %.1f MiB", res.SteadyWrites, Describe(requests(idle, true)), res.SteadyDirectReads, mib(res.HeapIdle))
 
+	if err := prof.save("allocs-resync", "allocs"); err != nil {
+		return err
+	}
 	restartPeak, err := measureReaction(ctx, c, mgr, n, log, res)
 	if err != nil {
 		return err
@@ -147,4 +158,36 @@ func waitReconciled(ctx context.Context, mgr *cluster.Manager, n float64, timeou
 		}
 	}
 	return fmt.Errorf("fewer than %.0f reconciles after %s", n, timeout)
+}
+
+// profiler saves the manager's Go profiles into dir, named by N; with no
+// dir it saves nothing.
+type profiler struct {
+	dir string
+	n   int
+	mgr *cluster.Manager
+}
+
+// save writes the profile query (as /debug/pprof/ takes it) to
+// <dir>/<name>-<n>.pb.gz.
+func (p profiler) save(name, query string) error {
+	if p.dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(p.dir, fmt.Sprintf("%s-%d.pb.gz", name, p.n)))
+	if err != nil {
+		return err
+	}
+	return errors.Join(p.mgr.Profile(query, f), f.Close())
+}
+
+// cpu saves a CPU profile of the next d in the background; the channel
+// gives its outcome.
+func (p profiler) cpu(name string, d time.Duration) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- p.save(name, fmt.Sprintf("profile?seconds=%d", int(d.Seconds()))) }()
+	return done
 }

@@ -163,3 +163,18 @@ func (m *Manager) Memory() (peak, current uint64, err error) {
 	}
 	return peak, current, nil
 }
+
+// Profile writes the manager's Go profile named by query (as
+// /debug/pprof/ takes it: "heap", "profile?seconds=30", "allocs") to w.
+func (m *Manager) Profile(query string, w io.Writer) error {
+	resp, err := http.Get(m.pprofURL + "/" + query)
+	if err != nil {
+		return fmt.Errorf("profile %s: %w", m.Name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", m.Name, resp.Status)
+	}
+	_, err = io.Copy(w, resp.Body)
+	return err
+}
