@@ -140,7 +140,8 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	}
 	seenKey := kind + "/" + key.String()
 	result := Created
-	switch err := a.Reader.Get(ctx, key, live); {
+	// Read only: from a cache, live is the cache's own object.
+	switch err := a.Reader.Get(ctx, key, live, client.UnsafeDisableDeepCopy); {
 	case apierrors.IsNotFound(err) && a.Seen.awaiting(seenKey, hash):
 		return Awaiting, nil
 	case apierrors.IsNotFound(err):

@@ -73,8 +73,9 @@ type observation struct {
 func (r *Reconciler) observeChildren(ctx context.Context, obj *databasev1.MySQL, checked []applyset.Member, obs *observation) error {
 	obs.selector = labels.SelectorFromSet(SelectorLabels(obj)).String()
 	for _, m := range checked {
+		// Read only: live is the cache's own object.
 		live := m.NewObject()
-		if err := r.Client.Get(ctx, m.Key(), live); err != nil {
+		if err := r.Client.Get(ctx, m.Key(), live, client.UnsafeDisableDeepCopy); err != nil {
 			if apierrors.IsNotFound(err) {
 				obs.waiting = "waiting for " + m.Kind() + " " + m.Name() + " to be observed"
 				return nil
@@ -120,7 +121,8 @@ func statusView(sts *appsv1.StatefulSet) *appsv1.StatefulSet {
 	return v
 }
 
-// kstatusOf computes the kstatus of a typed object.
+// kstatusOf computes the kstatus of a typed object, which it only reads:
+// it may be the cache's own.
 func kstatusOf(scheme *runtime.Scheme, obj client.Object) (*status.Result, error) {
 	gvks, _, err := scheme.ObjectKinds(obj)
 	if err != nil {
@@ -132,6 +134,5 @@ func kstatusOf(scheme *runtime.Scheme, obj client.Object) (*status.Result, error
 	}
 	u := &unstructured.Unstructured{Object: content}
 	u.SetGroupVersionKind(gvks[0])
-	obj.GetObjectKind().SetGroupVersionKind(gvks[0])
 	return status.Compute(u)
 }
