@@ -107,7 +107,7 @@ func Run(ctx context.Context, n int, opts Options) (Result, error) {
 func mysqlSpec(i int) *databasev1.MySQL {
 	return &databasev1.MySQL{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("db-%04d", i), Namespace: namespace},
-		Spec:       databasev1.MySQLSpec{Replicas: 1, Version: "8.0", StorageSize: "1Gi", VolumeDeletionPolicy: databasev1.VolumeRetain},
+		Spec:       databasev1.MySQLSpec{Replicas: 1, Version: "8.4", StorageSize: "1Gi", VolumeDeletionPolicy: databasev1.VolumeRetain},
 	}
 }
 
