@@ -155,6 +155,8 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 			}
 		}
 	}
+	log("floor: applied in %s", time.Since(begin).Round(10*time.Millisecond))
+	tick := ticker(log)
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, opts.Timeout, true, func(ctx context.Context) (bool, error) {
 		list := &appsv1.StatefulSetList{}
 		if err := c.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
@@ -178,6 +180,7 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 				current++
 			}
 		}
+		tick("floor: %d of %d StatefulSets current", current, n)
 		return current == n, nil
 	})
 	d := time.Since(begin)
@@ -207,8 +210,10 @@ func converged(u *unstructured.Unstructured) bool {
 	return false
 }
 
-// waitAllCurrent polls until every MySQL of the namespace has converged.
-func waitAllCurrent(ctx context.Context, c client.Client, n int, timeout time.Duration) error {
+// waitAllCurrent polls until every MySQL of the namespace has converged,
+// logging how many have every half minute.
+func waitAllCurrent(ctx context.Context, c client.Client, n int, timeout time.Duration, log func(string, ...any)) error {
+	tick := ticker(log)
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(databasev1.GroupVersion.WithKind("MySQLList"))
@@ -221,8 +226,22 @@ func waitAllCurrent(ctx context.Context, c client.Client, n int, timeout time.Du
 				current++
 			}
 		}
+		tick("%d of %d MySQLs converged", current, n)
 		return current == n, nil
 	})
+}
+
+// ticker returns a log function that logs at most once every 30 seconds:
+// how a wait progresses, to compare the shape of the converge with the
+// floor's.
+func ticker(log func(string, ...any)) func(string, ...any) {
+	last := time.Now()
+	return func(format string, args ...any) {
+		if time.Since(last) >= 30*time.Second {
+			last = time.Now()
+			log(format, args...)
+		}
+	}
 }
 
 // parallel runs f for 0..n-1 on a few workers and returns the first error.

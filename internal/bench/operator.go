@@ -55,7 +55,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if err := parallel(n, func(i int) error { return c.Client.Create(ctx, mysqlSpec(i)) }); err != nil {
 		return err
 	}
-	if err := waitAllCurrent(ctx, c.Client, n, opts.Timeout); err != nil {
+	if err := waitAllCurrent(ctx, c.Client, n, opts.Timeout, log); err != nil {
 		return fmt.Errorf("converge: %w (manager log: %s)", err, c.LogPath("manager"))
 	}
 	res.Converge = time.Since(begin)
@@ -121,7 +121,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	}
 	// The patch raised every generation, so kstatus says InProgress until
 	// the operator has observed it: a Current from before cannot be mistaken.
-	if err := waitAllCurrent(ctx, c.Client, n, opts.Timeout); err != nil {
+	if err := waitAllCurrent(ctx, c.Client, n, opts.Timeout, log); err != nil {
 		return fmt.Errorf("change: %w", err)
 	}
 	res.Change = time.Since(begin)
