@@ -12,8 +12,8 @@ import (
 )
 
 // summaryMemoSize bounds the objects a Summarize transform remembers, per
-// kind: twice the StatefulSets of the most MySQLs one manager is advised to
-// run, a few hundred kilobytes when full.
+// kind: four times the StatefulSets of the 1000 MySQLs one manager is
+// advised to run, under a megabyte when full.
 const summaryMemoSize = 4096
 
 // summaryMemo remembers, by UID, the summary of the objects a Summarize

@@ -28,8 +28,8 @@ const SummaryAnnotation = "applyset.database.example.com/owned-fields-sha256"
 // The transform is idempotent, as client-go asks. It remembers the summary
 // of the objects whose kind keeps a generation (see summaryMemo): the
 // status updates of a StatefulSet, most of its watch events, then cost no
-// extraction, which converts the whole object and is most of what the
-// manager allocates.
+// extraction, which converts the whole object and was a fifth of what the
+// manager allocated converging 1000 MySQLs.
 func Summarize[L any, PL interface {
 	*L
 	client.Object
