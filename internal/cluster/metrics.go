@@ -44,12 +44,9 @@ func scrape(name, url string) (Metrics, error) {
 // objects parked in sync.Pools survive one collection.
 func (m *Manager) LiveHeap() (uint64, error) {
 	for range 2 {
-		resp, err := http.Get(m.pprofURL + "/heap?gc=1")
-		if err != nil {
+		if err := m.Profile("heap?gc=1", io.Discard); err != nil {
 			return 0, fmt.Errorf("collect %s: %w", m.Name, err)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 	}
 	ms, err := m.Metrics()
 	if err != nil {
