@@ -156,36 +156,48 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 		}
 	}
 	log("floor: applied in %s", time.Since(begin).Round(10*time.Millisecond))
-	tick := ticker(log)
+	due := ticker()
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, opts.Timeout, true, func(ctx context.Context) (bool, error) {
-		list := &appsv1.StatefulSetList{}
-		if err := c.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		current, err := statefulSetsCurrent(ctx, c.Client)
+		if err != nil {
 			return false, nil
 		}
-		current := 0
-		for i := range list.Items {
-			// The operator rolls its OnDelete StatefulSets itself, and
-			// kstatus calls any OnDelete StatefulSet Current as soon as it
-			// exists. Read as RollingUpdate, as the operator reads it, a
-			// StatefulSet is Current once its pods are ready: the same end
-			// point as the operator's.
-			list.Items[i].Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
-			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&list.Items[i])
-			if err != nil {
-				return false, err
-			}
-			obj := &unstructured.Unstructured{Object: u}
-			obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
-			if r, err := status.Compute(obj); err == nil && r.Status == status.CurrentStatus {
-				current++
-			}
+		if due() {
+			log("floor: %d of %d StatefulSets current", current, n)
 		}
-		tick("floor: %d of %d StatefulSets current", current, n)
 		return current == n, nil
 	})
 	d := time.Since(begin)
 	log("floor: %s", d.Round(10*time.Millisecond))
 	return d, err
+}
+
+// statefulSetsCurrent counts the StatefulSets of the namespace that are
+// Current with their pods ready.
+func statefulSetsCurrent(ctx context.Context, c client.Client) (int, error) {
+	list := &appsv1.StatefulSetList{}
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return 0, err
+	}
+	current := 0
+	for i := range list.Items {
+		// The operator rolls its OnDelete StatefulSets itself, and
+		// kstatus calls any OnDelete StatefulSet Current as soon as it
+		// exists. Read as RollingUpdate, as the operator reads it, a
+		// StatefulSet is Current once its pods are ready: the same end
+		// point as the operator's.
+		list.Items[i].Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&list.Items[i])
+		if err != nil {
+			return 0, err
+		}
+		obj := &unstructured.Unstructured{Object: u}
+		obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
+		if r, err := status.Compute(obj); err == nil && r.Status == status.CurrentStatus {
+			current++
+		}
+	}
+	return current, nil
 }
 
 // converged says whether the operator has brought a MySQL's children to
@@ -211,9 +223,11 @@ func converged(u *unstructured.Unstructured) bool {
 }
 
 // waitAllCurrent polls until every MySQL of the namespace has converged,
-// logging how many have every half minute.
+// logging every half minute how many have, and how many of their
+// StatefulSets are Current: the difference is what waits on the manager
+// rather than on the control plane.
 func waitAllCurrent(ctx context.Context, c client.Client, n int, timeout time.Duration, log func(string, ...any)) error {
-	tick := ticker(log)
+	due := ticker()
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(databasev1.GroupVersion.WithKind("MySQLList"))
@@ -226,21 +240,28 @@ func waitAllCurrent(ctx context.Context, c client.Client, n int, timeout time.Du
 				current++
 			}
 		}
-		tick("%d of %d MySQLs converged", current, n)
+		if due() {
+			sts, err := statefulSetsCurrent(ctx, c)
+			if err != nil {
+				return false, nil
+			}
+			log("%d of %d MySQLs converged, %d StatefulSets current", current, n, sts)
+		}
 		return current == n, nil
 	})
 }
 
-// ticker returns a log function that logs at most once every 30 seconds:
-// how a wait progresses, to compare the shape of the converge with the
-// floor's.
-func ticker(log func(string, ...any)) func(string, ...any) {
+// ticker returns a function that says true at most once every 30
+// seconds: when to log how a wait progresses, to compare the shape of the
+// converge with the floor's.
+func ticker() func() bool {
 	last := time.Now()
-	return func(format string, args ...any) {
-		if time.Since(last) >= 30*time.Second {
-			last = time.Now()
-			log(format, args...)
+	return func() bool {
+		if time.Since(last) < 30*time.Second {
+			return false
 		}
+		last = time.Now()
+		return true
 	}
 }
 
