@@ -257,11 +257,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&databasev1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	// The children's and the pods' events are the outcomes of what the
+	// operator did: they go ahead of spec changes (PriorityOutcome).
 	for _, k := range childKinds {
-		b = b.Owns(k.object)
+		b = b.Watches(k.object, ownedBy(mgr.GetClient()))
 	}
 	return b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.mysqlsForSecret)).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(mysqlOfPod)).
+		Watches(&corev1.Pod{}, withPriority{EventHandler: handler.EnqueueRequestsFromMapFunc(mysqlOfPod), priority: PriorityOutcome}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 		Named("mysql").
 		Complete(r)
