@@ -9,17 +9,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -111,6 +111,22 @@ func mysqlSpec(i int) *databasev1.MySQL {
 	}
 }
 
+// stopCluster stops a benchmark's cluster and removes its directory: its
+// etcd data, the manager's binary and the logs, hundreds of megabytes at
+// N=2000. When the phase failed, the directory is kept for its logs.
+func stopCluster(c *cluster.Cluster, err error, log func(string, ...any)) {
+	c.Stop()
+	if err != nil {
+		log("the failed phase's logs are kept in %s", filepath.Join(c.Dir, "logs"))
+		return
+	}
+	if err := os.RemoveAll(c.Dir); err != nil {
+		log("remove the cluster's directory: %v", err)
+	}
+}
+
+// startCluster starts a fresh local cluster with the operator's CRDs and
+// RBAC installed, and the benchmark's namespace.
 func startCluster(ctx context.Context) (*cluster.Cluster, error) {
 	c, err := cluster.Start(ctx, cluster.Options{})
 	if err != nil {
@@ -132,12 +148,18 @@ func startCluster(ctx context.Context) (*cluster.Cluster, error) {
 // be Current with its pods ready: the same work and the same end point as
 // the operator's, without a controller. Owner references are left out,
 // since no parent exists for the garbage collector to find.
-func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...any)) (time.Duration, error) {
+func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...any)) (_ time.Duration, err error) {
 	c, err := startCluster(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer c.Stop()
+	defer func() { stopCluster(c, err, log) }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p, err := watchProgress(ctx, c.Config)
+	if err != nil {
+		return 0, err
+	}
 	log("floor: applying the children of %d MySQLs directly", n)
 	begin := time.Now()
 	for i := range n {
@@ -156,48 +178,10 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 		}
 	}
 	log("floor: applied in %s", time.Since(begin).Round(10*time.Millisecond))
-	due := ticker()
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, opts.Timeout, true, func(ctx context.Context) (bool, error) {
-		current, err := statefulSetsCurrent(ctx, c.Client)
-		if err != nil {
-			return false, nil
-		}
-		if due() {
-			log("floor: %d of %d StatefulSets current", current, n)
-		}
-		return current == n, nil
-	})
+	err = p.waitStatefulSets(ctx, n, opts.Timeout, log)
 	d := time.Since(begin)
 	log("floor: %s", d.Round(10*time.Millisecond))
 	return d, err
-}
-
-// statefulSetsCurrent counts the StatefulSets of the namespace that are
-// Current with their pods ready.
-func statefulSetsCurrent(ctx context.Context, c client.Client) (int, error) {
-	list := &appsv1.StatefulSetList{}
-	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
-		return 0, err
-	}
-	current := 0
-	for i := range list.Items {
-		// The operator rolls its OnDelete StatefulSets itself, and
-		// kstatus calls any OnDelete StatefulSet Current as soon as it
-		// exists. Read as RollingUpdate, as the operator reads it, a
-		// StatefulSet is Current once its pods are ready: the same end
-		// point as the operator's.
-		list.Items[i].Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&list.Items[i])
-		if err != nil {
-			return 0, err
-		}
-		obj := &unstructured.Unstructured{Object: u}
-		obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
-		if r, err := status.Compute(obj); err == nil && r.Status == status.CurrentStatus {
-			current++
-		}
-	}
-	return current, nil
 }
 
 // converged says whether the operator has brought a MySQL's children to
@@ -220,35 +204,6 @@ func converged(u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
-}
-
-// waitAllCurrent polls until every MySQL of the namespace has converged,
-// logging every half minute how many have, and how many of their
-// StatefulSets are Current: the difference is what waits on the manager
-// rather than on the control plane.
-func waitAllCurrent(ctx context.Context, c client.Client, n int, timeout time.Duration, log func(string, ...any)) error {
-	due := ticker()
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(databasev1.GroupVersion.WithKind("MySQLList"))
-		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
-			return false, nil
-		}
-		current := 0
-		for i := range list.Items {
-			if converged(&list.Items[i]) {
-				current++
-			}
-		}
-		if due() {
-			sts, err := statefulSetsCurrent(ctx, c)
-			if err != nil {
-				return false, nil
-			}
-			log("%d of %d MySQLs converged, %d StatefulSets current", current, n, sts)
-		}
-		return current == n, nil
-	})
 }
 
 // ticker returns a function that says true at most once every 30

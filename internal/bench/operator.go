@@ -17,12 +17,18 @@ var reconcileLabels = map[string]string{"controller": "mysql"}
 
 // measureOperator runs the manager on a fresh cluster and takes every
 // figure but the floor.
-func measureOperator(ctx context.Context, n int, opts Options, log func(string, ...any), res *Result) error {
+func measureOperator(ctx context.Context, n int, opts Options, log func(string, ...any), res *Result) (err error) {
 	c, err := startCluster(ctx)
 	if err != nil {
 		return err
 	}
-	defer c.Stop()
+	defer func() { stopCluster(c, err, log) }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p, err := watchProgress(ctx, c.Config)
+	if err != nil {
+		return err
+	}
 	bin := opts.ManagerBin
 	if bin == "" {
 		if bin, err = cluster.BuildManager(c.Dir); err != nil {
@@ -55,7 +61,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if err := parallel(n, func(i int) error { return c.Client.Create(ctx, mysqlSpec(i)) }); err != nil {
 		return err
 	}
-	if err := waitAllCurrent(ctx, c.Client, n, opts.Timeout, log); err != nil {
+	if err := p.waitMySQLs(ctx, n, opts.Timeout, log); err != nil {
 		return fmt.Errorf("converge: %w (manager log: %s)", err, c.LogPath("manager"))
 	}
 	res.Converge = time.Since(begin)
@@ -121,7 +127,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	}
 	// The patch raised every generation, so kstatus says InProgress until
 	// the operator has observed it: a Current from before cannot be mistaken.
-	if err := waitAllCurrent(ctx, c.Client, n, opts.Timeout, log); err != nil {
+	if err := p.waitMySQLs(ctx, n, opts.Timeout, log); err != nil {
 		return fmt.Errorf("change: %w", err)
 	}
 	res.Change = time.Since(begin)
@@ -191,3 +197,4 @@ func (p profiler) cpu(name string, d time.Duration) <-chan error {
 	go func() { done <- p.save(name, fmt.Sprintf("profile?seconds=%d", int(d.Seconds()))) }()
 	return done
 }
+

@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/internal/testenv"
+)
+
+// progress counts, from an informer cache of the benchmark's namespace,
+// the MySQLs that converged and the StatefulSets that are current. The
+// waits poll it several times a second: listing N objects from the API
+// server each time would load the API server, and the benchmark, with
+// work that is not the operator's (at N=2000, a quarter of a core of the
+// two during the converge it measures). A watch per kind costs what one
+// more controller costs. Each object is judged again only when its
+// resourceVersion moved.
+type progress struct {
+	reader client.Reader
+	judged map[types.UID]judgement
+}
+
+// judgement is what progress concluded of one object at one
+// resourceVersion.
+type judgement struct {
+	resourceVersion string
+	done            bool
+}
+
+// watchProgress starts the informers of MySQLs and StatefulSets until ctx
+// ends, and waits for them to sync.
+func watchProgress(ctx context.Context, cfg *rest.Config) (*progress, error) {
+	ca, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range []client.Object{&databasev1.MySQL{}, &appsv1.StatefulSet{}} {
+		if _, err := ca.GetInformer(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	go func() { _ = ca.Start(ctx) }()
+	if !ca.WaitForCacheSync(ctx) {
+		return nil, errors.New("the benchmark's cache did not sync")
+	}
+	return &progress{reader: ca, judged: map[types.UID]judgement{}}, nil
+}
+
+// judge returns done(o), remembered for o's resourceVersion.
+func (p *progress) judge(o client.Object, done func() (bool, error)) (bool, error) {
+	if j, ok := p.judged[o.GetUID()]; ok && j.resourceVersion == o.GetResourceVersion() {
+		return j.done, nil
+	}
+	d, err := done()
+	if err != nil {
+		return false, err
+	}
+	p.judged[o.GetUID()] = judgement{resourceVersion: o.GetResourceVersion(), done: d}
+	return d, nil
+}
+
+// statefulSets counts the StatefulSets that are Current with their pods
+// ready.
+func (p *progress) statefulSets(ctx context.Context) (int, error) {
+	list := &appsv1.StatefulSetList{}
+	if err := p.reader.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return 0, err
+	}
+	current := 0
+	for i := range list.Items {
+		s := &list.Items[i]
+		ok, err := p.judge(s, func() (bool, error) { return statefulSetCurrent(s.DeepCopy()) })
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			current++
+		}
+	}
+	return current, nil
+}
+
+// mysqls counts the MySQLs that converged.
+func (p *progress) mysqls(ctx context.Context) (int, error) {
+	list := &databasev1.MySQLList{}
+	if err := p.reader.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return 0, err
+	}
+	current := 0
+	for i := range list.Items {
+		m := &list.Items[i]
+		ok, err := p.judge(m, func() (bool, error) {
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
+			if err != nil {
+				return false, err
+			}
+			return converged(&unstructured.Unstructured{Object: u}), nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			current++
+		}
+	}
+	return current, nil
+}
+
+// statefulSetCurrent says whether s is Current with its pods ready. The
+// operator rolls its OnDelete StatefulSets itself, and kstatus calls any
+// OnDelete StatefulSet Current as soon as it exists. Read as
+// RollingUpdate, as the operator reads it, a StatefulSet is Current once
+// its pods are ready: the same end point as the operator's. s is changed.
+func statefulSetCurrent(s *appsv1.StatefulSet) (bool, error) {
+	s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
+	if err != nil {
+		return false, err
+	}
+	obj := &unstructured.Unstructured{Object: u}
+	obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
+	r, err := status.Compute(obj)
+	return err == nil && r.Status == status.CurrentStatus, nil
+}
+
+// waitStatefulSets polls until n StatefulSets are current, logging every
+// half minute how many are.
+func (p *progress) waitStatefulSets(ctx context.Context, n int, timeout time.Duration, log func(string, ...any)) error {
+	due := ticker()
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		current, err := p.statefulSets(ctx)
+		if err != nil {
+			return false, err
+		}
+		if due() {
+			log("floor: %d of %d StatefulSets current", current, n)
+		}
+		return current == n, nil
+	})
+}
+
+// waitMySQLs polls until n MySQLs have converged, logging every half
+// minute how many have, and how many of their StatefulSets are Current:
+// the difference is what waits on the manager rather than on the control
+// plane.
+func (p *progress) waitMySQLs(ctx context.Context, n int, timeout time.Duration, log func(string, ...any)) error {
+	due := ticker()
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		current, err := p.mysqls(ctx)
+		if err != nil {
+			return false, err
+		}
+		if due() {
+			sts, err := p.statefulSets(ctx)
+			if err != nil {
+				return false, err
+			}
+			log("%d of %d MySQLs converged, %d StatefulSets current", current, n, sts)
+		}
+		return current == n, nil
+	})
+}
