@@ -6,6 +6,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,51 +72,40 @@ func (p *progress) judge(o client.Object, done func() (bool, error)) (bool, erro
 	return d, nil
 }
 
-// statefulSets counts the StatefulSets that are Current with their pods
-// ready.
-func (p *progress) statefulSets(ctx context.Context) (int, error) {
-	list := &appsv1.StatefulSetList{}
+// count counts the objects of the namespace that are done.
+func (p *progress) count(ctx context.Context, list client.ObjectList, done func(client.Object) (bool, error)) (int, error) {
 	if err := p.reader.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return 0, err
 	}
 	current := 0
-	for i := range list.Items {
-		s := &list.Items[i]
-		ok, err := p.judge(s, func() (bool, error) { return statefulSetCurrent(s.DeepCopy()) })
-		if err != nil {
-			return 0, err
-		}
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		obj := o.(client.Object)
+		ok, err := p.judge(obj, func() (bool, error) { return done(obj) })
 		if ok {
 			current++
 		}
-	}
-	return current, nil
+		return err
+	})
+	return current, err
+}
+
+// statefulSets counts the StatefulSets that are Current with their pods
+// ready.
+func (p *progress) statefulSets(ctx context.Context) (int, error) {
+	return p.count(ctx, &appsv1.StatefulSetList{}, func(o client.Object) (bool, error) {
+		return statefulSetCurrent(o.(*appsv1.StatefulSet).DeepCopy())
+	})
 }
 
 // mysqls counts the MySQLs that converged.
 func (p *progress) mysqls(ctx context.Context) (int, error) {
-	list := &databasev1.MySQLList{}
-	if err := p.reader.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return 0, err
-	}
-	current := 0
-	for i := range list.Items {
-		m := &list.Items[i]
-		ok, err := p.judge(m, func() (bool, error) {
-			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
-			if err != nil {
-				return false, err
-			}
-			return converged(&unstructured.Unstructured{Object: u}), nil
-		})
+	return p.count(ctx, &databasev1.MySQLList{}, func(o client.Object) (bool, error) {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {
-			return 0, err
+			return false, err
 		}
-		if ok {
-			current++
-		}
-	}
-	return current, nil
+		return converged(&unstructured.Unstructured{Object: u}), nil
+	})
 }
 
 // statefulSetCurrent says whether s is Current with its pods ready. The
