@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller"
 	"github.com/example/mysql-operator/internal/testenv"
 )
 
@@ -93,7 +94,8 @@ func (p *progress) count(ctx context.Context, list client.ObjectList, done func(
 // ready.
 func (p *progress) statefulSets(ctx context.Context) (int, error) {
 	return p.count(ctx, &appsv1.StatefulSetList{}, func(o client.Object) (bool, error) {
-		return statefulSetCurrent(o.(*appsv1.StatefulSet).DeepCopy())
+		r, err := controller.StatefulSetStatus(testenv.Scheme, o.(*appsv1.StatefulSet))
+		return err == nil && r.Status == status.CurrentStatus, nil
 	})
 }
 
@@ -106,23 +108,6 @@ func (p *progress) mysqls(ctx context.Context) (int, error) {
 		}
 		return converged(&unstructured.Unstructured{Object: u}), nil
 	})
-}
-
-// statefulSetCurrent says whether s is Current with its pods ready. The
-// operator rolls its OnDelete StatefulSets itself, and kstatus calls any
-// OnDelete StatefulSet Current as soon as it exists. Read as
-// RollingUpdate, as the operator reads it, a StatefulSet is Current once
-// its pods are ready: the same end point as the operator's. s is changed.
-func statefulSetCurrent(s *appsv1.StatefulSet) (bool, error) {
-	s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
-	if err != nil {
-		return false, err
-	}
-	obj := &unstructured.Unstructured{Object: u}
-	obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
-	r, err := status.Compute(obj)
-	return err == nil && r.Status == status.CurrentStatus, nil
 }
 
 // waitStatefulSets polls until n StatefulSets are current, logging every
