@@ -118,12 +118,12 @@ func TestStatusDetails(t *testing.T) {
 	w := newStatusWriter(nil, 5*time.Second)
 	w.now = func() time.Time { return now }
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
-	if got := w.detailWait(key); got != 0 {
+	if got := w.detailWait(key, dataInterval); got != 0 {
 		t.Fatalf("detail wait of a MySQL never written = %s, want 0 (the progress interval holds it)", got)
 	}
 	w.wrote(&databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", ResourceVersion: "7"}}, true)
 	now = now.Add(20 * time.Second)
-	if got := w.detailWait(key); got != dataInterval-20*time.Second {
+	if got := w.detailWait(key, dataInterval); got != dataInterval-20*time.Second {
 		t.Fatalf("detail wait 20s after a write = %s, want %s", got, dataInterval-20*time.Second)
 	}
 
@@ -138,6 +138,27 @@ func TestStatusDetails(t *testing.T) {
 	want.Instances[0].GTIDExecuted = "0-1-9"
 	if wait, wrote, err := w.write(context.Background(), ready, want); err != nil || wrote || wait != dataInterval-20*time.Second {
 		t.Fatalf("write of new GTIDs alone: wait %s, wrote %t, %v; want %s, not written", wait, wrote, err, dataInterval-20*time.Second)
+	}
+
+	// In progress, a new ready count waits dataInterval after the last
+	// write; a new message or count of pods alone waits staleInterval.
+	rolling := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", Generation: 2, ResourceVersion: "8"}, Status: base}
+	rolling.Status.ObservedGeneration = 2
+	now = now.Add(5 * time.Second) // past the progress interval
+	for _, tt := range []struct {
+		name   string
+		change func(*databasev1.MySQLStatus)
+		wait   time.Duration
+	}{
+		{"ready replicas", func(s *databasev1.MySQLStatus) { s.ReadyReplicas = 2 }, dataInterval - 25*time.Second},
+		{"pods created", func(s *databasev1.MySQLStatus) { s.Replicas = 2 }, staleInterval - 25*time.Second},
+		{"instance message", func(s *databasev1.MySQLStatus) { s.Instances[0].Message = "server not started" }, staleInterval - 25*time.Second},
+	} {
+		want := *rolling.Status.DeepCopy()
+		tt.change(&want)
+		if wait, wrote, err := w.write(context.Background(), rolling, want); err != nil || wrote || wait != tt.wait {
+			t.Errorf("in progress, %s alone: wait %s, wrote %t, %v; want %s, not written", tt.name, wait, wrote, err, tt.wait)
+		}
 	}
 }
 

@@ -23,8 +23,15 @@ import (
 const DefaultProgressInterval = 5 * time.Second
 
 // dataInterval is the least time between two status writes of a MySQL
-// whose only change is in its details (see sameShape).
+// whose only change is in its details (see sameShape) and, while it is in
+// progress, in its ready replicas.
 const dataInterval = time.Minute
+
+// staleInterval is the least time between two status writes of a MySQL in
+// progress whose only change is in the details a reader follows but does
+// not act on: the count of pods, the instances and the messages. It bounds
+// how old they grow while a long roll-out waits.
+const staleInterval = 10 * time.Minute
 
 // statusWriter is the one place MySQL statuses are written. It patches a
 // status only when it changed, in one merge patch: fluxcd/pkg/runtime's
@@ -40,7 +47,9 @@ const dataInterval = time.Minute
 //     progress or last written, so that a quick roll-out costs one status
 //     write, its end, and a slow one a write per interval in which its
 //     shape changed (see sameShape); a change of details alone waits for
-//     dataInterval after the last write. Writes that change what kstatus
+//     dataInterval after the last write when it moves the ready count or
+//     the MySQL is not in progress, else staleInterval (see
+//     detailInterval). Writes that change what kstatus
 //     reads (to Current, to Failed, or out of either) are never held.
 //   - the status last patched and the resourceVersion the patch returned,
 //     until the cache shows that version. A reconcile that runs on a cache
@@ -99,7 +108,7 @@ func (w *statusWriter) write(ctx context.Context, obj *databasev1.MySQL, want da
 		wait = w.hold(key)
 	}
 	if sameShape(&obj.Status, &want, progressing) {
-		wait = max(wait, w.detailWait(key))
+		wait = max(wait, w.detailWait(key, detailInterval(&obj.Status, &want, progressing)))
 	}
 	if wait > 0 {
 		ctrl.LoggerFrom(ctx).V(1).Info("status write held back", "after", wait)
@@ -147,17 +156,32 @@ func (w *statusWriter) hold(key types.NamespacedName) time.Duration {
 	return 0
 }
 
-// detailWait returns how long a write that changes only the details of
-// an in-progress status must wait: until dataInterval has passed since the
-// last write of key.
-func (w *statusWriter) detailWait(key types.NamespacedName) time.Duration {
+// detailInterval returns how long after the last write a change of the
+// details alone from a to b is held. In progress, the ready count is
+// written within dataInterval: it is how a roll-out advances. The rest of
+// the details (the count of pods, the instances, the messages) go with the
+// next write that is due, or staleInterval after the last one: a roll-out
+// that waits minutes for its pods (a busy control plane, a claim being
+// bound) then costs two status writes, its acknowledgement and its end,
+// and what it says is never older than staleInterval. Out of progress every
+// detail waits dataInterval.
+func detailInterval(a, b *databasev1.MySQLStatus, progressing bool) time.Duration {
+	if !progressing || a.ReadyReplicas != b.ReadyReplicas {
+		return dataInterval
+	}
+	return staleInterval
+}
+
+// detailWait returns how long a write that changes only the details of a
+// status must wait: until interval has passed since the last write of key.
+func (w *statusWriter) detailWait(key types.NamespacedName, interval time.Duration) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m := w.byKey[key]
 	if m == nil || m.lastWrite.IsZero() {
 		return 0
 	}
-	return max(0, dataInterval-w.now().Sub(m.lastWrite))
+	return max(0, interval-w.now().Sub(m.lastWrite))
 }
 
 // sameShape says whether two statuses differ only in details. Out of
@@ -169,8 +193,7 @@ func (w *statusWriter) detailWait(key types.NamespacedName) time.Duration {
 // message and transition time. The shape is then observedGeneration,
 // phase, primary, selector and each condition's status and reason, so that
 // a roll-out is written when acknowledged, when its reason changes and at
-// its end, and its counts and messages at most once per dataInterval in
-// between.
+// its end, and its details in between as detailInterval says.
 func sameShape(a, b *databasev1.MySQLStatus, progressing bool) bool {
 	return equality.Semantic.DeepEqual(shapeOf(a, progressing), shapeOf(b, progressing))
 }
