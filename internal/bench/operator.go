@@ -114,7 +114,12 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if err != nil {
 		return err
 	}
-	// The change's baseline: the counters of the manager restarted there.
+	// The change's baseline: the counters of the manager restarted there,
+	// once the reaction's own changes have converged, so that none of their
+	// status writes is counted as the change's.
+	if err := p.waitMySQLs(ctx, n, opts.Timeout, log); err != nil {
+		return fmt.Errorf("after the reaction: %w", err)
+	}
 	if idle, err = mgr.Metrics(); err != nil {
 		return err
 	}

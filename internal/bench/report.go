@@ -81,7 +81,7 @@ func WriteReport(dir, command string, window time.Duration, results []Result) er
 	for _, r := range results {
 		fmt.Fprintf(&b, "- N=%d (every MySQL Current again %s after the patches): %s\n", r.N, r.Change.Round(10*time.Millisecond), Describe(r.ChangeRequests))
 	}
-	b.WriteString("\nA status write that leaves a MySQL InProgress is held back for `--status-progress-interval` (5s, the default, here); one that changes only details (in progress: counts, instances, messages, transition times) until a minute after the last write. A roll-out costs a status patch when its new generation is acknowledged, one when its reason changes, one at its end, and one per minute in which only its details changed. A pod waiting for its claim to be bound is progress, not trouble.\n")
+	b.WriteString("\nA status write that leaves a MySQL InProgress is held back for `--status-progress-interval` (5s, the default, here); one that changes only details until a minute after the last write when it moves the ready count of a MySQL in progress or the MySQL is not in progress, else (in progress: the count of pods, the instances, the messages) until ten minutes after it. A roll-out costs a status patch when its new generation is acknowledged, one when its reason changes, one at its end, one per minute in which its ready count moved and one per ten minutes in which only the rest of its details did. A pod waiting for its claim to be bound is progress, not trouble. The change is counted from a manager whose MySQLs have all converged.\n")
 	b.WriteString("\n## Targets\n\n")
 	for _, r := range results {
 		writeTargets(&b, r)
