@@ -99,6 +99,16 @@ var summarizeSecret = applyset.Summarize(FieldManager, corev1ac.ExtractSecret, n
 // through the summary.
 func trimStatefulSet(s *appsv1.StatefulSet) { s.Spec.Template = corev1.PodTemplateSpec{} }
 
+// trimService drops from the cache's copy of a Service its spec and
+// status: the operator reads its Services only to apply and prune them,
+// which needs their metadata and the summary, and four per MySQL make
+// Services the most numerous objects it caches.
+func trimService(s *corev1.Service) { s.Spec, s.Status = corev1.ServiceSpec{}, corev1.ServiceStatus{} }
+
+// trimConfigMap drops from the cache's copy of a ConfigMap its data, the
+// rendered configuration, which the operator compares through the summary.
+func trimConfigMap(c *corev1.ConfigMap) { c.Data, c.BinaryData = nil, nil }
+
 // stripPod is the cache transform of the database pods: the operator reads
 // their metadata and status, never their spec, which is most of a pod (the
 // containers of the template, their volumes and environment). Pods are the
