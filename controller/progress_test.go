@@ -140,8 +140,9 @@ func TestStatusDetails(t *testing.T) {
 		t.Fatalf("write of new GTIDs alone: wait %s, wrote %t, %v; want %s, not written", wait, wrote, err, dataInterval-20*time.Second)
 	}
 
-	// In progress, a new ready count waits dataInterval after the last
-	// write; a new message or count of pods alone waits staleInterval.
+	// In progress, a new ready count or condition message waits
+	// dataInterval after the last write; a new count of pods or instance
+	// alone waits staleInterval.
 	rolling := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", Generation: 2, ResourceVersion: "8"}, Status: base}
 	rolling.Status.ObservedGeneration = 2
 	now = now.Add(5 * time.Second) // past the progress interval
@@ -152,7 +153,11 @@ func TestStatusDetails(t *testing.T) {
 	}{
 		{"ready replicas", func(s *databasev1.MySQLStatus) { s.ReadyReplicas = 2 }, dataInterval - 25*time.Second},
 		{"pods created", func(s *databasev1.MySQLStatus) { s.Replicas = 2 }, staleInterval - 25*time.Second},
+		{"condition message", func(s *databasev1.MySQLStatus) {
+			s.Conditions[0].Message += "; pod db-1 waits for its claim data-db-1 to be bound"
+		}, dataInterval - 25*time.Second},
 		{"instance message", func(s *databasev1.MySQLStatus) { s.Instances[0].Message = "server not started" }, staleInterval - 25*time.Second},
+		{"instance role", func(s *databasev1.MySQLStatus) { s.Instances[0].Role = databasev1.RoleReplica }, staleInterval - 25*time.Second},
 	} {
 		want := *rolling.Status.DeepCopy()
 		tt.change(&want)

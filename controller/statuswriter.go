@@ -28,9 +28,8 @@ const DefaultProgressInterval = 5 * time.Second
 const dataInterval = time.Minute
 
 // staleInterval is the least time between two status writes of a MySQL in
-// progress whose only change is in the details a reader follows but does
-// not act on: the count of pods, the instances and the messages. It bounds
-// how old they grow while a long roll-out waits.
+// progress whose only change is in its count of pods or its instances. It
+// bounds how old they grow while a long roll-out waits.
 const staleInterval = 10 * time.Minute
 
 // statusWriter is the one place MySQL statuses are written. It patches a
@@ -47,9 +46,9 @@ const staleInterval = 10 * time.Minute
 //     progress or last written, so that a quick roll-out costs one status
 //     write, its end, and a slow one a write per interval in which its
 //     shape changed (see sameShape); a change of details alone waits for
-//     dataInterval after the last write when it moves the ready count or
-//     the MySQL is not in progress, else staleInterval (see
-//     detailInterval). Writes that change what kstatus
+//     dataInterval after the last write when it moves what a reader of a
+//     roll-out follows (the ready count, the messages) or the MySQL is not
+//     in progress, else staleInterval (see detailInterval). Writes that change what kstatus
 //     reads (to Current, to Failed, or out of either) are never held.
 //   - the status last patched and the resourceVersion the patch returned,
 //     until the cache shows that version. A reconcile that runs on a cache
@@ -157,17 +156,23 @@ func (w *statusWriter) hold(key types.NamespacedName) time.Duration {
 }
 
 // detailInterval returns how long after the last write a change of the
-// details alone from a to b is held. In progress, the ready count is
-// written within dataInterval: it is how a roll-out advances. The rest of
-// the details (the count of pods, the instances, the messages) go with the
-// next write that is due, or staleInterval after the last one: a roll-out
-// that waits minutes for its pods (a busy control plane, a claim being
-// bound) then costs two status writes, its acknowledgement and its end,
-// and what it says is never older than staleInterval. Out of progress every
+// details alone from a to b is held. In progress, what a reader follows
+// (the ready count, how a roll-out advances, and the conditions' messages,
+// which say what it waits for, such as a claim being bound) is written
+// within dataInterval. The rest (the count of pods, the instances) goes
+// with the next write that is due, or staleInterval after the last one: a
+// roll-out that waits minutes for its pods (a busy control plane) then
+// costs two status writes, its acknowledgement and its end, and its
+// instances are never older than staleInterval. Out of progress every
 // detail waits dataInterval.
 func detailInterval(a, b *databasev1.MySQLStatus, progressing bool) time.Duration {
-	if !progressing || a.ReadyReplicas != b.ReadyReplicas {
+	if !progressing || a.ReadyReplicas != b.ReadyReplicas || a.Message != b.Message || len(a.Conditions) != len(b.Conditions) {
 		return dataInterval
+	}
+	for i := range a.Conditions {
+		if a.Conditions[i].Message != b.Conditions[i].Message {
+			return dataInterval
+		}
 	}
 	return staleInterval
 }
