@@ -121,8 +121,9 @@ func (r *Reconciler) observePods(ctx context.Context, m *databasev1.MySQL, obs *
 // has been so for stallAfter, a time after which the cause (a missing
 // image, a node that does not exist, a config the server refuses) needs a
 // spec change. A pod whose claim is being bound is progress, recorded as
-// obs.storageWait, for at least StorageStallAfter (see storageTrouble). It
-// asks to look again when a grace or a limit ends.
+// obs.storageWait once the claim has waited troubleGrace too, for at least
+// StorageStallAfter (see storageTrouble). It asks to look again when a
+// grace or a limit ends.
 func judgePods(obs *observation, now time.Time, stallAfter time.Duration) {
 	for i := range obs.pods {
 		t, ok := troubleOf(&obs.pods[i], obs.claims, stallAfter)
@@ -130,13 +131,13 @@ func judgePods(obs *observation, now time.Time, stallAfter time.Duration) {
 			continue
 		}
 		age := now.Sub(t.since)
+		if wait := min(troubleGrace, t.stallAfter) - age; wait > 0 {
+			obs.recheck = soonest(obs.recheck, wait)
+			continue
+		}
 		if t.wait != "" && age < t.stallAfter {
 			obs.storageWait = cmp.Or(obs.storageWait, t.wait)
 			obs.recheck = soonest(obs.recheck, t.stallAfter-age)
-			continue
-		}
-		if wait := min(troubleGrace, t.stallAfter) - age; wait > 0 {
-			obs.recheck = soonest(obs.recheck, wait)
 			continue
 		}
 		obs.podTrouble, obs.podStallReason = t.message, t.reason

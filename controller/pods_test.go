@@ -79,7 +79,7 @@ func TestEndOfLife(t *testing.T) {
 // TestJudgePods shows when a pod's trouble reaches status: not within
 // troubleGrace, then as the reason the MySQL waits, then as a stall; each
 // time with when to look again. A pod whose claim is being bound is a wait
-// on storage, not trouble, until StorageStallAfter.
+// on storage past the same grace, not trouble, until StorageStallAfter.
 func TestJudgePods(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)
 	unschedulable := func(name string, since time.Duration) corev1.Pod {
@@ -109,6 +109,8 @@ func TestJudgePods(t *testing.T) {
 		{"first past the grace", []corev1.Pod{unschedulable("db-0", 2*time.Second), unschedulable("db-1", 20*time.Second)}, nil,
 			"pod db-1 cannot be scheduled", ReasonPodUnschedulable, false, "", troubleGrace - 2*time.Second},
 		{"stalled", []corev1.Pod{unschedulable("db-0", 2*time.Minute)}, nil, "pod db-0 cannot be scheduled", ReasonPodUnschedulable, true, "", 0},
+		{"claim being bound within the grace", []corev1.Pod{unschedulable("db-0", 3*time.Second)}, claim("db-0", 4*time.Second, nil),
+			"", "", false, "", troubleGrace - 4*time.Second},
 		{"claim being bound", []corev1.Pod{unschedulable("db-0", 3*time.Minute)}, claim("db-0", 3*time.Minute, nil),
 			"", "", false, "pod db-0 waits for its claim data-db-0 to be bound (StorageClass standard)", StorageStallAfter - 3*time.Minute},
 		{"claim being bound and a pod in trouble", []corev1.Pod{unschedulable("db-0", 3*time.Minute), unschedulable("db-1", 20*time.Second)},
