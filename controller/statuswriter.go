@@ -23,8 +23,8 @@ import (
 const DefaultProgressInterval = 5 * time.Second
 
 // dataInterval is the least time between two status writes of a MySQL
-// whose only change is in its details (see sameShape) and, while it is in
-// progress, in its ready replicas.
+// whose only change is in its details (see sameShape); in progress, in
+// its ready count or its messages (see detailInterval).
 const dataInterval = time.Minute
 
 // staleInterval is the least time between two status writes of a MySQL in
@@ -48,8 +48,9 @@ const staleInterval = 10 * time.Minute
 //     shape changed (see sameShape); a change of details alone waits for
 //     dataInterval after the last write when it moves what a reader of a
 //     roll-out follows (the ready count, the messages) or the MySQL is not
-//     in progress, else staleInterval (see detailInterval). Writes that change what kstatus
-//     reads (to Current, to Failed, or out of either) are never held.
+//     in progress, else staleInterval (see detailInterval). Writes that
+//     change what kstatus reads (to Current, to Failed, or out of either)
+//     are never held.
 //   - the status last patched and the resourceVersion the patch returned,
 //     until the cache shows that version. A reconcile that runs on a cache
 //     older than the manager's own last write (a child's event can come
