@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -324,6 +326,42 @@ func TestChildren(t *testing.T) {
 		if sts.Annotations["team.example.com/owner"] != "dba" {
 			t.Error("reverting drift removed an annotation the operator does not own")
 		}
+	})
+
+	// The cache keeps no Service spec and no ConfigMap data (trimService,
+	// trimConfigMap): drift of them is still seen, through the summary.
+	t.Run("drift of a Service's target port and a ConfigMap's data is reverted", func(t *testing.T) {
+		cm := &corev1.ConfigMap{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-config"}, cm); err != nil {
+			t.Fatal(err)
+		}
+		wantData := maps.Clone(cm.Data)
+		patch := client.MergeFrom(cm.DeepCopy())
+		for k := range cm.Data {
+			cm.Data[k] = "evil"
+		}
+		if err := env.Client.Patch(ctx, cm, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+		svc := &corev1.Service{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-headless"}, svc); err != nil {
+			t.Fatal(err)
+		}
+		wantPort := svc.Spec.Ports[0].TargetPort
+		patch = client.MergeFrom(svc.DeepCopy())
+		svc.Spec.Ports[0].TargetPort = intstr.FromInt32(9999)
+		if err := env.Client.Patch(ctx, svc, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the ConfigMap's data and the Service's target port to be reverted", func(ctx context.Context) (bool, error) {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+				return false, err
+			}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+				return false, err
+			}
+			return maps.Equal(cm.Data, wantData) && svc.Spec.Ports[0].TargetPort == wantPort, nil
+		})
 	})
 
 	t.Run("scale 3 to 1 prunes the PDB", func(t *testing.T) {
