@@ -86,6 +86,7 @@ func (userKind) apply(ctx context.Context, p *sqlPass, u *databasev1.MySQLUser, 
 			return refused(err)
 		}
 		p.changed(ActionCreate, "created account %s", account)
+		p.r.accountMade(u)
 	case setPassword || userDrift(spec, info) != "":
 		if err := p.db.AlterUser(ctx, spec, setPassword); err != nil {
 			return refused(err)

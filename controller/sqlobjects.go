@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/dbop"
@@ -53,6 +54,10 @@ type SQLObjectsReconciler struct {
 	// MySQL uses; SetupWithManager makes them.
 	pool  *dbop.Pool
 	conns *connections
+	// accountsMade carries the MySQLUsers whose account a reconcile has
+	// just created, to the grants' controller: a grant waiting for its
+	// account is given at once, not at its next retry or drift check.
+	accountsMade chan event.TypedGenericEvent[*databasev1.MySQLUser]
 }
 
 // sqlObject is a MySQLDatabase, MySQLUser or MySQLGrant.
@@ -253,6 +258,17 @@ func (p *sqlPass) changed(action, format string, args ...any) {
 		reason = EventDriftCorrected
 	}
 	p.r.eventf(p.obj, reason, action, "%s on %s", fmt.Sprintf(format, args...), p.target.pod)
+}
+
+// accountMade wakes the grants of u's account, which its reconcile has
+// just created (again, after a DROP USER): neither the account's Ready
+// condition nor anything else the grants watch changed. It never blocks:
+// when the channel is full, the grants' own retry gives them.
+func (r *SQLObjectsReconciler) accountMade(u *databasev1.MySQLUser) {
+	select {
+	case r.accountsMade <- event.TypedGenericEvent[*databasev1.MySQLUser]{Object: u.DeepCopy()}:
+	default:
+	}
 }
 
 // eventf records an event of one of the SQL objects' reasons on obj:

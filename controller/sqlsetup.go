@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/dbop"
@@ -30,6 +31,10 @@ const (
 	indexAccount = ".spec.account"
 )
 
+// accountsMadeBuffer is how many accounts made may wait for the grants'
+// controller to take them.
+const accountsMadeBuffer = 64
+
 // accountKey is the indexAccount key of an account of a MySQL.
 func accountKey(mysql, user, host string) string { return mysql + "/" + user + "@" + host }
 
@@ -37,10 +42,11 @@ func accountKey(mysql, user, host string) string { return mysql + "/" + user + "
 // objects' spec changes and deletions, and the MySQLs they name (only when
 // a primary becomes ready, changes or goes away); users also watch their
 // password Secrets, which need no label, and grants their accounts'
-// MySQLUsers becoming ready.
+// MySQLUsers becoming ready and their accounts being created.
 func (r *SQLObjectsReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.pool = dbop.NewPool(dbop.DefaultOptions())
 	r.conns = newConnections(r.pool)
+	r.accountsMade = make(chan event.TypedGenericEvent[*databasev1.MySQLUser], accountsMadeBuffer)
 	if r.DriftInterval <= 0 {
 		r.DriftInterval = DefaultDriftInterval
 	}
@@ -65,9 +71,13 @@ func (r *SQLObjectsReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		return err
 	}
 	grants := handler.EnqueueRequestsFromMapFunc(r.grantsOfUser)
+	made := handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, u *databasev1.MySQLUser) []reconcile.Request {
+		return r.grantsOfUser(ctx, u)
+	})
 	return setupSQLKind(ctx, mgr, r, grantKind{}, func() client.ObjectList { return &databasev1.MySQLGrantList{} },
 		func(b *builder.Builder) *builder.Builder {
-			return b.Watches(&databasev1.MySQLUser{}, grants, builder.WithPredicates(becameReady))
+			return b.Watches(&databasev1.MySQLUser{}, grants, builder.WithPredicates(becameReady)).
+				WatchesRawSource(source.Channel(r.accountsMade, made))
 		})
 }
 
