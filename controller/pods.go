@@ -19,8 +19,9 @@ import (
 const DefaultStallAfter = 2 * time.Minute
 
 // troubleGrace is how long a pod may be unable to run before its MySQL
-// says so: a new pod is unschedulable for a moment while its claim binds,
-// which is a roll-out's normal course, not news worth a status write.
+// says so: a new pod is unschedulable for a moment, or its container
+// waits, in a roll-out's normal course, which is not news worth a status
+// write. A claim being bound has a longer grace (see storageTrouble).
 const troubleGrace = 10 * time.Second
 
 // Condition reasons of a pod that cannot run.
@@ -121,7 +122,7 @@ func (r *Reconciler) observePods(ctx context.Context, m *databasev1.MySQL, obs *
 // has been so for stallAfter, a time after which the cause (a missing
 // image, a node that does not exist, a config the server refuses) needs a
 // spec change. A pod whose claim is being bound is progress, recorded as
-// obs.storageWait once the claim has waited troubleGrace too, for at least
+// obs.storageWait once the claim has waited stallAfter, for at least
 // StorageStallAfter (see storageTrouble). It asks to look again when a
 // grace or a limit ends.
 func judgePods(obs *observation, now time.Time, stallAfter time.Duration) {
@@ -131,7 +132,7 @@ func judgePods(obs *observation, now time.Time, stallAfter time.Duration) {
 			continue
 		}
 		age := now.Sub(t.since)
-		if wait := min(troubleGrace, t.stallAfter) - age; wait > 0 {
+		if wait := min(cmp.Or(t.grace, troubleGrace), t.stallAfter) - age; wait > 0 {
 			obs.recheck = soonest(obs.recheck, wait)
 			continue
 		}
@@ -152,14 +153,28 @@ func judgePods(obs *observation, now time.Time, stallAfter time.Duration) {
 
 // troubleOf returns the trouble of a pod, if it has any: an unschedulable
 // pod whose data claim is unbound (and not merely waiting for the pod's
-// node) has the claim's trouble.
+// node) has the claim's trouble; one whose claim was bound after the
+// scheduler last failed it is unschedulable since the binding.
 func troubleOf(p *corev1.Pod, claims map[string]claimWait, stallAfter time.Duration) (trouble, bool) {
 	reason, msg, since, ok := podTrouble(p)
 	if !ok {
 		return trouble{}, false
 	}
-	if w, unbound := claims[p.Name]; unbound && reason == ReasonPodUnschedulable && !w.forNode {
+	w, claimed := claims[p.Name]
+	switch {
+	case !claimed || reason != ReasonPodUnschedulable:
+	case !w.bound.IsZero():
+		since = later(since, w.bound)
+	case !w.forNode:
 		return storageTrouble(p.Name, w, stallAfter), true
 	}
 	return trouble{reason: reason, message: msg, since: since, stallAfter: stallAfter}, true
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

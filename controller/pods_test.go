@@ -79,7 +79,8 @@ func TestEndOfLife(t *testing.T) {
 // TestJudgePods shows when a pod's trouble reaches status: not within
 // troubleGrace, then as the reason the MySQL waits, then as a stall; each
 // time with when to look again. A pod whose claim is being bound is a wait
-// on storage past the same grace, not trouble, until StorageStallAfter.
+// on storage past stallAfter, not trouble, until StorageStallAfter; one
+// whose claim has just been bound is unschedulable since the binding.
 func TestJudgePods(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 10, 0, 0, time.UTC)
 	unschedulable := func(name string, since time.Duration) corev1.Pod {
@@ -110,7 +111,15 @@ func TestJudgePods(t *testing.T) {
 			"pod db-1 cannot be scheduled", ReasonPodUnschedulable, false, "", troubleGrace - 2*time.Second},
 		{"stalled", []corev1.Pod{unschedulable("db-0", 2*time.Minute)}, nil, "pod db-0 cannot be scheduled", ReasonPodUnschedulable, true, "", 0},
 		{"claim being bound within the grace", []corev1.Pod{unschedulable("db-0", 3*time.Second)}, claim("db-0", 4*time.Second, nil),
-			"", "", false, "", troubleGrace - 4*time.Second},
+			"", "", false, "", stallAfter - 4*time.Second},
+		{"claim being bound past troubleGrace", []corev1.Pod{unschedulable("db-0", 30*time.Second)}, claim("db-0", 30*time.Second, nil),
+			"", "", false, "", stallAfter - 30*time.Second},
+		{"claim bound, the scheduler not back yet", []corev1.Pod{unschedulable("db-0", 3*time.Minute)},
+			claim("db-0", 3*time.Minute, func(w *claimWait) { w.bound = now.Add(-2 * time.Second) }), "", "", false, "", troubleGrace - 2*time.Second},
+		{"claim bound, still unschedulable", []corev1.Pod{unschedulable("db-0", 3*time.Minute)},
+			claim("db-0", 3*time.Minute, func(w *claimWait) { w.bound = now.Add(-2 * time.Minute) }), "pod db-0 cannot be scheduled: 0/1", ReasonPodUnschedulable, true, "", 0},
+		{"claim bound before the pod failed", []corev1.Pod{unschedulable("db-0", 20*time.Second)},
+			claim("db-0", 3*time.Minute, func(w *claimWait) { w.bound = now.Add(-2 * time.Minute) }), "pod db-0 cannot be scheduled: 0/1", ReasonPodUnschedulable, false, "", stallAfter - 20*time.Second},
 		{"claim being bound", []corev1.Pod{unschedulable("db-0", 3*time.Minute)}, claim("db-0", 3*time.Minute, nil),
 			"", "", false, "pod db-0 waits for its claim data-db-0 to be bound (StorageClass standard)", StorageStallAfter - 3*time.Minute},
 		{"claim being bound and a pod in trouble", []corev1.Pod{unschedulable("db-0", 3*time.Minute), unschedulable("db-1", 20*time.Second)},
