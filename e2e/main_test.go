@@ -101,6 +101,9 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	code := m.Run()
+	// Stopped before its directory goes: a running kubelet would make
+	// node/kubelet again.
+	stop()
 	switch {
 	case code != 0:
 		fmt.Fprintln(os.Stderr, "e2e failed; component logs are in", filepath.Join(dir, "logs"))
