@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/example/mysql-operator/internal/bench"
 )
 
@@ -15,6 +19,8 @@ import (
 // that it never rots, and checks the figures that hold at any N. Speed and
 // memory targets live in the full run (make bench), not here.
 func TestShortBenchmark(t *testing.T) {
+	// The benchmark's clients log only their errors, as cmd/bench's do.
+	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
 	r, err := bench.Run(context.Background(), 5, bench.Options{Window: 5 * time.Second, Timeout: 3 * time.Minute, Progress: os.Stderr})
 	if err != nil {
 		t.Fatal(err)

@@ -3,10 +3,12 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,7 +33,13 @@ import (
 // resourceVersion moved.
 type progress struct {
 	reader client.Reader
+	// direct reads the API server itself, to learn what the cache must
+	// have caught up with before its figures count.
+	direct client.Reader
 	judged map[types.UID]judgement
+	// since is the generation each MySQL had when the running wait
+	// began: an older copy in the cache is not yet judged.
+	since map[types.UID]int64
 }
 
 // judgement is what progress concluded of one object at one
@@ -57,7 +65,11 @@ func watchProgress(ctx context.Context, cfg *rest.Config) (*progress, error) {
 	if !ca.WaitForCacheSync(ctx) {
 		return nil, errors.New("the benchmark's cache did not sync")
 	}
-	return &progress{reader: ca, judged: map[types.UID]judgement{}}, nil
+	direct, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	return &progress{reader: ca, direct: direct, judged: map[types.UID]judgement{}}, nil
 }
 
 // judge returns done(o), remembered for o's resourceVersion.
@@ -102,6 +114,9 @@ func (p *progress) statefulSets(ctx context.Context) (int, error) {
 // mysqls counts the MySQLs that converged.
 func (p *progress) mysqls(ctx context.Context) (int, error) {
 	return p.count(ctx, &databasev1.MySQLList{}, func(o client.Object) (bool, error) {
+		if o.GetGeneration() < p.since[o.GetUID()] {
+			return false, nil
+		}
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {
 			return false, err
@@ -131,6 +146,9 @@ func (p *progress) waitStatefulSets(ctx context.Context, n int, timeout time.Dur
 // the difference is what waits on the manager rather than on the control
 // plane.
 func (p *progress) waitMySQLs(ctx context.Context, n int, timeout time.Duration, log func(string, ...any)) error {
+	if err := p.catchUp(ctx); err != nil {
+		return err
+	}
 	due := ticker()
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		current, err := p.mysqls(ctx)
@@ -146,4 +164,21 @@ func (p *progress) waitMySQLs(ctx context.Context, n int, timeout time.Duration,
 		}
 		return current == n, nil
 	})
+}
+
+// catchUp records the generation of every MySQL as the API server has it
+// now, so that a wait that begins right after a change does not count the
+// cache's copies from before it as converged.
+func (p *progress) catchUp(ctx context.Context) error {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(databasev1.GroupVersion.WithKind("MySQLList"))
+	if err := p.direct.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("list MySQLs: %w", err)
+	}
+	p.since = make(map[types.UID]int64, len(list.Items))
+	for _, m := range list.Items {
+		p.since[m.UID] = m.Generation
+		delete(p.judged, m.UID)
+	}
+	return nil
 }
