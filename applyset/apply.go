@@ -79,6 +79,10 @@ func (m Member) Key() types.NamespacedName {
 // its live state into.
 func (m Member) NewObject() client.Object { return m.newLive() }
 
+// Desired returns the member's apply configuration, for a caller that
+// must mend a live object an apply of it cannot.
+func (m Member) Desired() runtime.ApplyConfiguration { return m.desired }
+
 // Kind returns the member's kind.
 func (m Member) Kind() string { return deref(m.desired.GetKind()) }
 

@@ -83,6 +83,9 @@ func (r *Reconciler) applyChildren(ctx context.Context, obj *databasev1.MySQL, m
 	}()
 	for _, m := range members {
 		result, err := a.Apply(ctx, m)
+		if apierrors.IsInvalid(err) {
+			result, err = r.applyMended(ctx, obj, a, m, err)
+		}
 		if err != nil {
 			if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) {
 				return stalled(ReasonApplyRejected, "%v", err)

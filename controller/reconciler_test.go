@@ -364,6 +364,38 @@ func TestChildren(t *testing.T) {
 		})
 	})
 
+	// A Service's ports are a list keyed by number: another manager's
+	// renumbering of the operator's port would leave an apply two ports of
+	// one name, which the API server rejects, unless the operator removes
+	// the renumbered port first.
+	t.Run("a Service port renumbered by another manager is restored", func(t *testing.T) {
+		svc := &corev1.Service{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-headless"}, svc); err != nil {
+			t.Fatal(err)
+		}
+		want := svc.Spec.Ports[0].Port
+		patch := client.MergeFrom(svc.DeepCopy())
+		svc.Spec.Ports[0].Port = want + 1
+		if err := env.Client.Patch(ctx, svc, patch, client.FieldOwner("kubectl-edit")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the Service's one port to be restored", func(ctx context.Context) (bool, error) {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+				return false, err
+			}
+			return len(svc.Spec.Ports) == 1 && svc.Spec.Ports[0].Port == want, nil
+		})
+		if err := env.Client.Get(ctx, key, m); err != nil {
+			t.Fatal(err)
+		}
+		if c := meta(m.Status.Conditions, databasev1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+			t.Errorf("the MySQL stalled: %s: %s", c.Reason, c.Message)
+		}
+		eventually(t, "a DriftCorrected event naming the port", func(ctx context.Context) (bool, error) {
+			return hasEvent(ctx, ns, EventDriftCorrected, "mysql 3307/TCP")
+		})
+	})
+
 	t.Run("scale 3 to 1 prunes the PDB", func(t *testing.T) {
 		if err := env.Client.Get(ctx, key, m); err != nil {
 			t.Fatal(err)

@@ -93,6 +93,7 @@ var eventActions = map[string]struct{ action, eventType string }{
 	EventVolumesExpanded: {"Expand", corev1.EventTypeNormal},
 	EventTopology:        {"Configure", corev1.EventTypeNormal},
 	EventEndOfLife:       {"Check", corev1.EventTypeWarning},
+	EventDriftCorrected:  {"Patch", corev1.EventTypeWarning},
 }
 
 // eventf records an event of one of the reasons above on obj.
@@ -137,7 +138,9 @@ const (
 	// revoked.
 	EventSQLChanged = "Changed"
 	// EventDriftCorrected: the primary differed from a spec already applied
-	// (a manual REVOKE, DROP USER or ALTER); it was put back.
+	// (a manual REVOKE, DROP USER or ALTER); it was put back. Also recorded
+	// on a MySQL whose child Service had a port renumbered by another
+	// manager, removed so that the operator's own could be applied again.
 	EventDriftCorrected = "DriftCorrected"
 	// EventCleanedUp: the object was deleted and the primary changed
 	// accordingly (database or account dropped, privileges revoked).
