@@ -159,6 +159,8 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 		// The cache has not shown the last apply yet; its event will
 		// bring another reconcile.
 		return Awaiting, nil
+	case a.Seen.shows(seenKey, live, hash):
+		return Unchanged, nil
 	case a.Seen.has(seenKey, live, a.FieldManager, hash):
 		return Unchanged, nil
 	default:

@@ -1,6 +1,7 @@
 package applyset
 
 import (
+	"encoding/hex"
 	"testing"
 	"time"
 
@@ -42,6 +43,39 @@ func TestParentAnnotations(t *testing.T) {
 	}
 	if got[AnnotationTooling] != "mysql-operator/v1" {
 		t.Errorf("tooling = %q", got[AnnotationTooling])
+	}
+}
+
+// TestSeenShows: a member whose cached summary shows its desired state
+// needs no entry, which is dropped; any other keeps its entry.
+func TestSeenShows(t *testing.T) {
+	h1, _ := hashOf(map[string]string{"a": "1"})
+	h2, _ := hashOf(map[string]string{"a": "2"})
+	summarized := func(sum [32]byte) *corev1.ConfigMap {
+		cm := live("u1", "2", nil)
+		cm.Annotations = map[string]string{SummaryAnnotation: hex.EncodeToString(sum[:])}
+		return cm
+	}
+	s := NewSeen()
+	s.applied("k", "u1", "1", 0, h1)
+	if s.shows("k", summarized(h2), h1) {
+		t.Error("a summary of another state showed the desired one")
+	}
+	if s.shows("k", live("u1", "2", map[string]string{"op": `{"f:data":{"f:a":{}}}`}), h1) {
+		t.Error("an object without a summary showed the desired state")
+	}
+	if _, kept := s.m["k"]; !kept {
+		t.Error("forgot a member whose cached copy does not show its desired state")
+	}
+	if !s.shows("k", summarized(h1), h1) {
+		t.Error("a summary of the desired state did not show it")
+	}
+	if _, kept := s.m["k"]; kept {
+		t.Error("kept the entry of a member the cache shows as desired")
+	}
+	var none *Seen
+	if !none.shows("k", summarized(h1), h1) {
+		t.Error("a nil Seen changed what a summary shows")
 	}
 }
 

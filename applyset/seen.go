@@ -11,9 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Seen remembers, for each member, the state in which its owned fields were
-// last found or made equal to a desired state, and that desired state's
-// hash, the way Cluster API's server-side apply cache does, so that Apply
+// Seen remembers, for each member whose cached copy does not show its
+// desired state by a summary (see Summarize and shows), the state in which
+// its owned fields were last found or made equal to a desired state, and
+// that desired state's hash, the way Cluster API's server-side apply cache does, so that Apply
 // can skip the extraction and comparison of managed fields, which is most of
 // a no-op reconcile's CPU and garbage.
 //
@@ -96,6 +97,19 @@ func (s *Seen) has(key string, live client.Object, fieldManager string, hash [sh
 		return e.fields == fields
 	}
 	return e.fields != ([sha256.Size]byte{}) && e.fields == fields
+}
+
+// shows says whether live, summarized by the cache, shows the desired
+// state of hash; if so the member is forgotten, since its summary is then
+// all Apply needs. So Seen holds only members applied and not yet read
+// back, and those whose live state differs in form from what was applied
+// (has learns them), rather than every member at rest.
+func (s *Seen) shows(key string, live client.Object, hash [sha256.Size]byte) bool {
+	if sum, ok := summary(live); !ok || sum != hash {
+		return false
+	}
+	s.forget(key)
+	return true
 }
 
 // add remembers live, found equal to the desired state of hash.
