@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,8 +33,11 @@ func (r *Reconciler) releaseServicePorts(ctx context.Context, obj *databasev1.My
 		return false, nil
 	}
 	live := &corev1.Service{}
-	if err := r.APIReader.Get(ctx, m.Key(), live); err != nil {
-		return false, fmt.Errorf("get Service %s: %w", m.Name(), client.IgnoreNotFound(err))
+	switch err := r.APIReader.Get(ctx, m.Key(), live); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("get Service %s: %w", m.Name(), err)
 	}
 	ops, removed := foreignPortOps(live.Spec.Ports, desired.Spec.Ports)
 	if len(ops) == 0 {
@@ -44,7 +48,9 @@ func (r *Reconciler) releaseServicePorts(ctx context.Context, obj *databasev1.My
 		return false, err
 	}
 	if err := r.Client.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldManager)); err != nil {
-		return false, fmt.Errorf("remove renumbered ports of Service %s: %w", m.Name(), err)
+		// Not wrapped: a failed test (the Service changed since the read)
+		// is answered as invalid, and must bring a retry, not a stall.
+		return false, fmt.Errorf("remove renumbered ports of Service %s: %v", m.Name(), err)
 	}
 	ctrl.LoggerFrom(ctx).Info("removed renumbered Service ports", "child", m.Name(), "ports", removed)
 	r.eventf(obj, EventDriftCorrected, "Service/%s: removed port %v, renumbered by another manager", m.Name(), removed)
