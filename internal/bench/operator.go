@@ -26,7 +26,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	defer func() { stopCluster(c, err, log) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p, err := watchProgress(ctx, c.Config)
+	p, err := watchProgress(ctx, c)
 	if err != nil {
 		return err
 	}

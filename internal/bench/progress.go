@@ -13,13 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/controller"
+	"github.com/example/mysql-operator/internal/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
 )
 
@@ -49,10 +49,10 @@ type judgement struct {
 	done            bool
 }
 
-// watchProgress starts the informers of MySQLs and StatefulSets until ctx
-// ends, and waits for them to sync.
-func watchProgress(ctx context.Context, cfg *rest.Config) (*progress, error) {
-	ca, err := cache.New(cfg, cache.Options{Scheme: testenv.Scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
+// watchProgress starts the informers of MySQLs and StatefulSets of c until
+// ctx ends, and waits for them to sync.
+func watchProgress(ctx context.Context, c *cluster.Cluster) (*progress, error) {
+	ca, err := cache.New(c.Config, cache.Options{Scheme: testenv.Scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
 	if err != nil {
 		return nil, err
 	}
@@ -65,11 +65,7 @@ func watchProgress(ctx context.Context, cfg *rest.Config) (*progress, error) {
 	if !ca.WaitForCacheSync(ctx) {
 		return nil, errors.New("the benchmark's cache did not sync")
 	}
-	direct, err := client.New(cfg, client.Options{Scheme: testenv.Scheme})
-	if err != nil {
-		return nil, err
-	}
-	return &progress{reader: ca, direct: direct, judged: map[types.UID]judgement{}}, nil
+	return &progress{reader: ca, direct: c.Client, judged: map[types.UID]judgement{}}, nil
 }
 
 // judge returns done(o), remembered for o's resourceVersion.
