@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,10 @@ import (
 	"github.com/example/mysql-operator/internal/apimetrics"
 	"github.com/example/mysql-operator/internal/metricsauth"
 )
+
+// gcPercent is the manager's GOGC unless the environment sets one: how much
+// the heap may grow over what the last collection left live, in percent.
+const gcPercent = 50
 
 func main() {
 	var (
@@ -81,6 +86,14 @@ func main() {
 		log.Info("no soft memory limit", "reason", err.Error())
 	} else {
 		log.Info("soft memory limit", "goMemLimitBytes", limit)
+	}
+	// Unless GOGC is set, the heap grows to 1.5 times what a collection
+	// left live rather than twice: at 1000 MySQLs the idle checks keep the
+	// collector busy for 1% of a core at the default, and the peak RSS was
+	// more than twice the live heap plus the binary's 30 MiB.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+		log.Info("garbage collection target", "gcPercent", gcPercent)
 	}
 
 	scheme := runtime.NewScheme()
