@@ -11,6 +11,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/applyset"
@@ -20,9 +21,6 @@ import (
 type desired struct {
 	// members are the children, in apply order.
 	members []applyset.Member
-	// checked are the members whose kstatus must be Current for the MySQL
-	// to be Ready, in the order they are checked.
-	checked []applyset.Member
 	// passwords are the operator's own accounts' passwords.
 	passwords map[string][]byte
 }
@@ -33,9 +31,55 @@ func (r *Reconciler) reconcileParent(ctx context.Context, obj *databasev1.MySQL)
 	return err
 }
 
-// desiredChildren returns the children the MySQL should have, and which of
-// them decide its readiness: the StatefulSet, and the PodDisruptionBudget
-// that exists only with more than one replica.
+// reconcileChildren applies the children that differ from their desired
+// state, grows the data volumes and prunes the children no longer desired,
+// and returns the operator's passwords. When the children are settled at
+// the fingerprint of all they depend on (see settledChildren), it only
+// grows the volumes and reads the passwords.
+func (r *Reconciler) reconcileChildren(ctx context.Context, obj *databasev1.MySQL, obs *observation) (map[string][]byte, error) {
+	key := client.ObjectKeyFromObject(obj)
+	fp, fpErr := r.childrenFingerprint(ctx, obj)
+	if fpErr == nil && r.settled.settled(key, fp) {
+		if err := r.expandVolumes(ctx, obj); err != nil {
+			return nil, err
+		}
+		_, passwords, err := r.operatorSecret(ctx, obj)
+		return passwords, err
+	}
+	r.settled.forget(key)
+	d, err := r.desiredChildren(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.expandVolumes(ctx, obj); err != nil {
+		return nil, err
+	}
+	if err := r.applyChildren(ctx, obj, d.members, obs); err != nil {
+		return nil, err
+	}
+	pruned, err := r.prune(ctx, obj, d.members)
+	if err != nil {
+		return nil, err
+	}
+	if fpErr == nil && len(obs.changed) == 0 && !obs.awaiting && !pruned {
+		r.settled.remember(key, fp)
+	}
+	return d.passwords, nil
+}
+
+// checkedChildren returns, as members that only name them, the children
+// whose kstatus decides the MySQL's readiness, in the order they are
+// checked: the StatefulSet, and the PodDisruptionBudget that exists only
+// with more than one replica.
+func checkedChildren(obj *databasev1.MySQL) []applyset.Member {
+	checked := []applyset.Member{applyset.Of(appsv1ac.StatefulSet(StatefulSetName(obj), obj.Namespace), appsv1ac.ExtractStatefulSet)}
+	if obj.Spec.Replicas > 1 {
+		checked = append(checked, applyset.Of(policyv1ac.PodDisruptionBudget(PodDisruptionBudgetName(obj), obj.Namespace), policyv1ac.ExtractPodDisruptionBudget))
+	}
+	return checked
+}
+
+// desiredChildren returns the children the MySQL should have.
 func (r *Reconciler) desiredChildren(ctx context.Context, obj *databasev1.MySQL) (*desired, error) {
 	secret, err := r.rootSecret(ctx, obj)
 	if err != nil {
@@ -50,20 +94,16 @@ func (r *Reconciler) desiredChildren(ctx context.Context, obj *databasev1.MySQL)
 		d.members = append(d.members, applyset.Of(secret, corev1ac.ExtractSecret))
 	}
 	d.members = append(d.members, applyset.Of(operator, corev1ac.ExtractSecret))
-	sts := applyset.Of(StatefulSet(obj, r.AgentImage), appsv1ac.ExtractStatefulSet)
 	d.members = append(d.members,
 		applyset.Of(ConfigMap(obj), corev1ac.ExtractConfigMap),
 		applyset.Of(HeadlessService(obj), corev1ac.ExtractService),
 		applyset.Of(Service(obj), corev1ac.ExtractService),
 		applyset.Of(PrimaryService(obj), corev1ac.ExtractService),
 		applyset.Of(ReplicasService(obj), corev1ac.ExtractService),
-		sts,
+		applyset.Of(StatefulSet(obj, r.AgentImage), appsv1ac.ExtractStatefulSet),
 	)
-	d.checked = append(d.checked, sts)
 	if obj.Spec.Replicas > 1 {
-		pdb := applyset.Of(PodDisruptionBudget(obj), policyv1ac.ExtractPodDisruptionBudget)
-		d.members = append(d.members, pdb)
-		d.checked = append(d.checked, pdb)
+		d.members = append(d.members, applyset.Of(PodDisruptionBudget(obj), policyv1ac.ExtractPodDisruptionBudget))
 	}
 	return d, nil
 }
@@ -106,8 +146,9 @@ func (r *Reconciler) applyChildren(ctx context.Context, obj *databasev1.MySQL, m
 	return nil
 }
 
-// prune deletes the members of the MySQL's ApplySet that are no longer desired.
-func (r *Reconciler) prune(ctx context.Context, obj *databasev1.MySQL, members []applyset.Member) error {
+// prune deletes the members of the MySQL's ApplySet that are no longer
+// desired, and says whether it deleted any.
+func (r *Reconciler) prune(ctx context.Context, obj *databasev1.MySQL, members []applyset.Member) (bool, error) {
 	keep := map[schema.GroupKind]map[string]bool{}
 	for _, m := range members {
 		gk := m.GroupKind()
@@ -125,5 +166,5 @@ func (r *Reconciler) prune(ctx context.Context, obj *databasev1.MySQL, members [
 	if len(names) > 0 {
 		r.eventf(obj, EventPruned, "%s", strings.Join(names, ", "))
 	}
-	return err
+	return len(pruned) > 0, err
 }

@@ -69,6 +69,8 @@ type Reconciler struct {
 	unreachable *unreachableSince
 	// demoted holds the old primaries whose clients are being cut off.
 	demoted *demotions
+	// settled remembers the MySQLs whose children step finds nothing to do.
+	settled *settledChildren
 }
 
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqls,verbs=get;list;watch;patch
@@ -92,6 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.conns.forget(req.NamespacedName)
 			r.unreachable.forget(req.NamespacedName)
 			r.demoted.forget(req.NamespacedName)
+			r.settled.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -108,26 +111,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.reconcileParent(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	d, err := r.desiredChildren(ctx, obj)
+	passwords, err := r.reconcileChildren(ctx, obj, obs)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.expandVolumes(ctx, obj); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.applyChildren(ctx, obj, d.members, obs); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.prune(ctx, obj, d.members); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.observeChildren(ctx, obj, d.checked, obs); err != nil {
+	if err := r.observeChildren(ctx, obj, checkedChildren(obj), obs); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.observePods(ctx, obj, obs); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.reconcileDatabase(ctx, obj, d.passwords, obs)
+	return ctrl.Result{}, r.reconcileDatabase(ctx, obj, passwords, obs)
 }
 
 // finish judges the MySQL's status from the reconcile's outcome, reports a
@@ -246,6 +240,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	r.conns = newConnections(r.pool)
 	r.unreachable = newUnreachableSince()
 	r.demoted = newDemotions()
+	r.settled = newSettledChildren()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &databasev1.MySQL{}, indexSecretRef, secretRefIndex); err != nil {
 		return err
 	}

@@ -188,7 +188,8 @@ func TestEndOfLifeReportedOnce(t *testing.T) {
 // TestChildren drives one MySQL through its life: children created as an
 // ApplySet, status by kstatus, a no-op reconcile, drift reverted, scale-in pruning.
 func TestChildren(t *testing.T) {
-	writes, _ := startManager(t)
+	var rec *Reconciler
+	writes, _ := startManager(t, func(r *Reconciler) { rec = r })
 	ctx := context.Background()
 	ns := newNamespace(t)
 	m := newMySQL(ns, "db", 3)
@@ -307,7 +308,11 @@ func TestChildren(t *testing.T) {
 		}
 	})
 
+	// From here on, each change is made to a MySQL whose children are
+	// settled: its checks skip the children step until something the step
+	// reads changes.
 	t.Run("drift of an owned field is reverted", func(t *testing.T) {
+		waitSettled(t, rec, key)
 		sts := &appsv1.StatefulSet{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts); err != nil {
 			t.Fatal(err)
@@ -331,6 +336,7 @@ func TestChildren(t *testing.T) {
 	// The cache keeps no Service spec and no ConfigMap data (trimService,
 	// trimConfigMap): drift of them is still seen, through the summary.
 	t.Run("drift of a Service's target port and a ConfigMap's data is reverted", func(t *testing.T) {
+		waitSettled(t, rec, key)
 		cm := &corev1.ConfigMap{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-config"}, cm); err != nil {
 			t.Fatal(err)
@@ -368,7 +374,24 @@ func TestChildren(t *testing.T) {
 	// renumbering of the operator's port would leave an apply two ports of
 	// one name, which the API server rejects, unless the operator removes
 	// the renumbered port first.
+	t.Run("a child deleted is made again", func(t *testing.T) {
+		waitSettled(t, rec, key)
+		svc := &corev1.Service{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-replicas"}, svc); err != nil {
+			t.Fatal(err)
+		}
+		old := svc.UID
+		if err := env.Client.Delete(ctx, svc); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the Service to be made again", func(ctx context.Context) (bool, error) {
+			err := env.Client.Get(ctx, client.ObjectKeyFromObject(svc), svc)
+			return err == nil && svc.UID != old, client.IgnoreNotFound(err)
+		})
+	})
+
 	t.Run("a Service port renumbered by another manager is restored", func(t *testing.T) {
+		waitSettled(t, rec, key)
 		svc := &corev1.Service{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-headless"}, svc); err != nil {
 			t.Fatal(err)
@@ -534,4 +557,17 @@ func meta(conds []metav1.Condition, t string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// waitSettled waits until the reconciler remembers the children of key as
+// settled (see settledChildren), so that what the test changes next must
+// be seen through the fingerprint.
+func waitSettled(t *testing.T, r *Reconciler, key client.ObjectKey) {
+	t.Helper()
+	eventually(t, "the children to be settled", func(context.Context) (bool, error) {
+		r.settled.mu.Lock()
+		defer r.settled.mu.Unlock()
+		_, ok := r.settled.last[key]
+		return ok, nil
+	})
 }
