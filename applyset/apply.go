@@ -218,16 +218,11 @@ func partOf(o client.Object) []string {
 func (a Applier) Prune(ctx context.Context, id, namespace string, lists []client.ObjectList, keep map[schema.GroupKind]map[string]bool) ([]*corev1.ObjectReference, error) {
 	var pruned []*corev1.ObjectReference
 	for _, list := range lists {
-		// Read only: the listed objects are the cache's own.
-		if err := a.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{IndexPartOf: id}, client.UnsafeDisableDeepCopy); err != nil {
-			return pruned, fmt.Errorf("list %T: %w", list, err)
-		}
-		items, err := meta.ExtractList(list)
+		items, err := a.Members(ctx, id, namespace, list)
 		if err != nil {
 			return pruned, err
 		}
-		for _, item := range items {
-			obj := item.(client.Object)
+		for _, obj := range items {
 			gvk, err := apiutil.GVKForObject(obj, a.Client.Scheme())
 			if err != nil {
 				return pruned, err
@@ -245,6 +240,25 @@ func (a Applier) Prune(ctx context.Context, id, namespace string, lists []client
 		}
 	}
 	return pruned, nil
+}
+
+// Members lists into list the members of the ApplySet id in namespace, of
+// the list's kind, and returns them. Reader must be a cache with the
+// IndexPartOf index of that kind. The objects are the cache's own: read
+// only.
+func (a Applier) Members(ctx context.Context, id, namespace string, list client.ObjectList) ([]client.Object, error) {
+	if err := a.Reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{IndexPartOf: id}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list %T: %w", list, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		objs = append(objs, item.(client.Object))
+	}
+	return objs, nil
 }
 
 // StripForeignManagedFields returns a cache transform that drops every

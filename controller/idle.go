@@ -9,12 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
-	"github.com/example/mysql-operator/applyset"
 )
 
 // settledChildren remembers, per MySQL, the fingerprint of what its
@@ -92,16 +90,12 @@ func (r *Reconciler) childrenFingerprint(ctx context.Context, obj *databasev1.My
 	}
 	id := parent(obj).ID()
 	for _, list := range prunedLists() {
-		if err := r.Client.List(ctx, list, client.InNamespace(obj.Namespace), client.MatchingFields{applyset.IndexPartOf: id}, client.UnsafeDisableDeepCopy); err != nil {
-			return [sha256.Size]byte{}, fmt.Errorf("list %T: %w", list, err)
-		}
-		items, err := apimeta.ExtractList(list)
+		items, err := r.applier().Members(ctx, id, obj.Namespace, list)
 		if err != nil {
 			return [sha256.Size]byte{}, err
 		}
 		members := make([]string, 0, len(items))
-		for _, item := range items {
-			o := item.(client.Object)
+		for _, o := range items {
 			members = append(members, o.GetName()+"\x00"+string(o.GetUID())+"\x00"+o.GetResourceVersion())
 		}
 		slices.Sort(members)
