@@ -12,16 +12,17 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -36,48 +37,65 @@ import (
 // the heap may grow over what the last collection left live, in percent.
 const gcPercent = 50
 
+// options are the manager's command-line flags.
+type options struct {
+	metricsAddr, probeAddr, pprofAddr, leaderElectionNamespace string
+	leaderElect, secureMetrics                                 bool
+	maxConcurrent, apiBurst                                    int
+	apiQPS                                                     float64
+	progressInterval                                           time.Duration
+	agentImage                                                 string
+	checkInterval, failoverGrace, maxLag, stallAfter           time.Duration
+	driftInterval                                              time.Duration
+	watchSelector                                              string
+}
+
 func main() {
-	var (
-		metricsAddr, probeAddr, pprofAddr, leaderElectionNamespace string
-		leaderElect, secureMetrics                                 bool
-		maxConcurrent, apiBurst                                    int
-		apiQPS                                                     float64
-		progressInterval                                           time.Duration
-		agentImage                                                 string
-		checkInterval, failoverGrace, maxLag, stallAfter           time.Duration
-		driftInterval                                              time.Duration
-		watchSelector                                              string
-	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint; \"0\" turns it off.")
-	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz probes.")
-	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address of the Go pprof endpoints, for profiling the manager; \"0\" (the default) turns them off.")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles.")
-	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease; defaults to the pod's namespace.")
-	flag.IntVar(&maxConcurrent, "max-concurrent-reconciles", 4, "How many MySQLs reconcile at once.")
-	flag.Float64Var(&apiQPS, "kube-api-qps", 50, "Requests per second the manager may send to the API server (Flux's default).")
-	flag.IntVar(&apiBurst, "kube-api-burst", 300, "Burst of requests the manager may send to the API server (Flux's default).")
-	flag.DurationVar(&progressInterval, "status-progress-interval", controller.DefaultProgressInterval,
-		"Least time between two status writes of a MySQL that stays in progress; Ready and Stalled are written at once. 0 writes every change.")
-	flag.StringVar(&agentImage, "agent-image", "",
-		"Image the database pods copy the agent from; empty means the manager's own image, read from its pod (POD_NAME, POD_NAMESPACE).")
-	flag.DurationVar(&checkInterval, "check-interval", controller.DefaultCheckInterval,
-		"How often the servers of an idle MySQL are checked (one status query per server).")
-	flag.DurationVar(&failoverGrace, "failover-grace", controller.DefaultFailoverGrace,
-		"How long a primary may be unreachable before the operator fails over.")
-	flag.DurationVar(&maxLag, "max-lag", controller.DefaultMaxLag, "Replication lag above which a replica is not ready.")
-	flag.DurationVar(&stallAfter, "stall-after", controller.DefaultStallAfter,
-		"How long a pod may stay unschedulable, unable to pull its image or crash-looping before its MySQL is Stalled.")
-	flag.DurationVar(&driftInterval, "drift-interval", controller.DefaultDriftInterval,
-		"How often each MySQLDatabase, MySQLUser and MySQLGrant is compared with its server when nothing else happens: a manual change on the server is undone within it.")
-	flag.StringVar(&watchSelector, "watch-label-selector", "",
-		"Reconcile only the MySQLs, databases, users and grants this label selector selects (Flux's sharding convention: "+
-			"sharding.fluxcd.io/key=shard1 on a shard, '!sharding.fluxcd.io/key' on the main manager); each selector elects its own leader. Empty: all.")
+	var o options
+	o.bindFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
+	tuneMemory(log)
+	if err := run(ctrl.SetupSignalHandler(), o, log); err != nil {
+		log.Error(err, "manager stopped")
+		os.Exit(1)
+	}
+}
+
+// bindFlags defines the manager's flags on fs, with o holding their values.
+func (o *options) bindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint; \"0\" turns it off.")
+	fs.BoolVar(&o.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS, to authenticated and authorized clients only.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz probes.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "Address of the Go pprof endpoints, for profiling the manager; \"0\" (the default) turns them off.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease; defaults to the pod's namespace.")
+	fs.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", 4, "How many MySQLs reconcile at once.")
+	fs.Float64Var(&o.apiQPS, "kube-api-qps", 50, "Requests per second the manager may send to the API server (Flux's default).")
+	fs.IntVar(&o.apiBurst, "kube-api-burst", 300, "Burst of requests the manager may send to the API server (Flux's default).")
+	fs.DurationVar(&o.progressInterval, "status-progress-interval", controller.DefaultProgressInterval,
+		"Least time between two status writes of a MySQL that stays in progress; Ready and Stalled are written at once. 0 writes every change.")
+	fs.StringVar(&o.agentImage, "agent-image", "",
+		"Image the database pods copy the agent from; empty means the manager's own image, read from its pod (POD_NAME, POD_NAMESPACE).")
+	fs.DurationVar(&o.checkInterval, "check-interval", controller.DefaultCheckInterval,
+		"How often the servers of an idle MySQL are checked (one status query per server).")
+	fs.DurationVar(&o.failoverGrace, "failover-grace", controller.DefaultFailoverGrace,
+		"How long a primary may be unreachable before the operator fails over.")
+	fs.DurationVar(&o.maxLag, "max-lag", controller.DefaultMaxLag, "Replication lag above which a replica is not ready.")
+	fs.DurationVar(&o.stallAfter, "stall-after", controller.DefaultStallAfter,
+		"How long a pod may stay unschedulable, unable to pull its image or crash-looping before its MySQL is Stalled.")
+	fs.DurationVar(&o.driftInterval, "drift-interval", controller.DefaultDriftInterval,
+		"How often each MySQLDatabase, MySQLUser and MySQLGrant is compared with its server when nothing else happens: a manual change on the server is undone within it.")
+	fs.StringVar(&o.watchSelector, "watch-label-selector", "",
+		"Reconcile only the MySQLs, databases, users and grants this label selector selects (Flux's sharding convention: "+
+			"sharding.fluxcd.io/key=shard1 on a shard, '!sharding.fluxcd.io/key' on the main manager); each selector elects its own leader. Empty: all.")
+}
+
+// tuneMemory sets the garbage collector's soft limit and target.
+func tuneMemory(log logr.Logger) {
 	// A soft memory limit at 90% of the container's (cgroup) memory limit,
 	// unless GOMEMLIMIT is set: near it the garbage collector works harder
 	// instead of the kernel killing the manager, and the heap's headroom
@@ -95,82 +113,104 @@ func main() {
 		debug.SetGCPercent(gcPercent)
 		log.Info("garbage collection target", "gcPercent", gcPercent)
 	}
+}
 
+// run creates the manager and its controllers and runs them until ctx ends.
+func run(ctx context.Context, o options, log logr.Logger) error {
+	shard, err := labels.Parse(o.watchSelector)
+	if err != nil {
+		return fmt.Errorf("parse --watch-label-selector: %w", err)
+	}
+	mgr, err := newManager(o, shard)
+	if err != nil {
+		return err
+	}
+	if o.agentImage == "" {
+		if o.agentImage, err = ownImage(ctx, mgr.GetAPIReader()); err != nil {
+			return fmt.Errorf("find the agent image (pass --agent-image): %w", err)
+		}
+	}
+	if err := setupControllers(ctx, mgr, o); err != nil {
+		return err
+	}
+	log.Info("starting manager", "leaderElect", o.leaderElect, "watchLabelSelector", shard.String(), "maxConcurrentReconciles", o.maxConcurrent)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("run manager: %w", err)
+	}
+	return nil
+}
+
+// newManager returns a manager whose caches and leader election are those
+// of the shard, with metrics, health probes and the API client's limits.
+func newManager(o options, shard labels.Selector) (manager.Manager, error) {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(databasev1.AddToScheme(scheme))
-
-	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: secureMetrics}
-	if secureMetrics {
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics}
+	if o.secureMetrics {
 		metricsOpts.FilterProvider = metricsauth.Filter
-	}
-	shard, err := labels.Parse(watchSelector)
-	if err != nil {
-		log.Error(err, "parse --watch-label-selector")
-		os.Exit(1)
 	}
 	// How long requests wait for the client-side rate limiter
 	// (--kube-api-qps): the sign that one manager has reached its limit.
 	crmetrics.RegisterRESTClientMetrics(crmetrics.MetricRateLimiterLatency)
-	cfg := ctrl.GetConfigOrDie()
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load the API server's configuration: %w", err)
+	}
 	cfg.WrapTransport = apimetrics.WrapTransport
-	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
+	cfg.QPS, cfg.Burst = float32(o.apiQPS), o.apiBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         controller.CacheOptions(shard),
 		Metrics:                       metricsOpts,
-		HealthProbeBindAddress:        probeAddr,
-		PprofBindAddress:              pprofAddr,
-		LeaderElection:                leaderElect,
+		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
+		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              controller.LeaderElectionID(shard),
-		LeaderElectionNamespace:       leaderElectionNamespace,
+		LeaderElectionNamespace:       o.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
-		log.Error(err, "create manager")
-		os.Exit(1)
+		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	ctx := ctrl.SetupSignalHandler()
-	if agentImage == "" {
-		if agentImage, err = ownImage(ctx, mgr.GetAPIReader()); err != nil {
-			log.Error(err, "find the agent image: pass --agent-image")
-			os.Exit(1)
-		}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add healthz check: %w", err)
 	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add readyz check: %w", err)
+	}
+	return mgr, nil
+}
+
+// setupControllers registers the MySQL reconciler and the reconcilers of
+// databases, users and grants with mgr.
+func setupControllers(ctx context.Context, mgr manager.Manager, o options) error {
 	r := &controller.Reconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder(controller.FieldManager),
-		MaxConcurrentReconciles: maxConcurrent,
-		ProgressInterval:        progressInterval,
-		AgentImage:              agentImage,
-		CheckInterval:           checkInterval,
-		FailoverGrace:           failoverGrace,
-		MaxLag:                  maxLag,
-		StallAfter:              stallAfter,
+		MaxConcurrentReconciles: o.maxConcurrent,
+		ProgressInterval:        o.progressInterval,
+		AgentImage:              o.agentImage,
+		CheckInterval:           o.checkInterval,
+		FailoverGrace:           o.failoverGrace,
+		MaxLag:                  o.maxLag,
+		StallAfter:              o.stallAfter,
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		log.Error(err, "set up controller", "controller", "mysql")
-		os.Exit(1)
+		return fmt.Errorf("set up the mysql controller: %w", err)
 	}
 	sqlObjects := &controller.SQLObjectsReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorder(controller.FieldManager),
-		MaxConcurrentReconciles: maxConcurrent,
-		DriftInterval:           driftInterval,
+		MaxConcurrentReconciles: o.maxConcurrent,
+		DriftInterval:           o.driftInterval,
 	}
 	if err := sqlObjects.SetupWithManager(ctx, mgr); err != nil {
-		log.Error(err, "set up controllers", "controllers", "mysqldatabase, mysqluser, mysqlgrant")
-		os.Exit(1)
+		return fmt.Errorf("set up the mysqldatabase, mysqluser and mysqlgrant controllers: %w", err)
 	}
-	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
-	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
-	log.Info("starting manager", "leaderElect", leaderElect, "watchLabelSelector", shard.String(), "maxConcurrentReconciles", maxConcurrent)
-	if err := mgr.Start(ctx); err != nil {
-		log.Error(err, "run manager")
-		os.Exit(1)
-	}
+	return nil
 }
 
 // ownImage returns the image of the manager's own container, read from its
