@@ -30,6 +30,7 @@ import (
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/controller"
 	"github.com/example/mysql-operator/internal/apimetrics"
+	"github.com/example/mysql-operator/internal/lazylog"
 	"github.com/example/mysql-operator/internal/metricsauth"
 )
 
@@ -56,7 +57,8 @@ func main() {
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	// Lazy values: a reconcile's logger costs nothing until it writes.
+	ctrl.SetLogger(lazylog.New(zap.New(zap.UseFlagOptions(&zapOpts))))
 	log := ctrl.Log.WithName("setup")
 	tuneMemory(log)
 	if err := run(ctrl.SetupSignalHandler(), o, log); err != nil {
