@@ -28,7 +28,8 @@ func main() {
 	out := flag.String("out", "docs", "Directory of benchmarks.md and benchmarks.png; empty writes no report.")
 	limit := flag.String("memory-limit", "", "Memory limit of the container the manager runs as if in (a quantity, 128Mi); its GOMEMLIMIT is 90% of it. Empty: none.")
 	profile := flag.String("profile", "", "Directory to write the manager's Go profiles to, per N: a CPU profile of the first minute of the converge, "+
-		"the allocations of the converge, and those of the restarted manager's resync. Empty: none.")
+		"the allocations of the converge, those of the idle window after the restarted manager's resync, and those of its whole life by then. Empty: none.")
+	managerBin := flag.String("manager", "", "Manager binary to measure, to compare builds (one of another commit, say); empty builds ./cmd/manager.")
 	flag.Parse()
 	var memoryLimit int64
 	if *limit != "" {
@@ -50,7 +51,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "bad -n value %q\n", s)
 			os.Exit(2)
 		}
-		r, err := bench.Run(ctx, n, bench.Options{Window: *window, Progress: os.Stderr, MemoryLimit: memoryLimit, ProfileDir: *profile})
+		r, err := bench.Run(ctx, n, bench.Options{Window: *window, Progress: os.Stderr, MemoryLimit: memoryLimit, ProfileDir: *profile, ManagerBin: *managerBin})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "N=%d: %v\n", n, err)
 			os.Exit(1)

@@ -58,6 +58,8 @@ type Result struct {
 	ConvergeThrottle  time.Duration      // time requests waited for the client-side rate limiter while converging, summed
 	SteadyWrites      float64            // mutating requests in the idle window, resync included
 	SteadyDirectReads float64            // named GETs (reads that bypass the cache) in the idle window
+	IdleChecks        float64            // periodic reconciles from the end of the resync to the end of the idle window
+	AllocPerCheck     float64            // bytes the manager allocated in that time, per periodic reconcile
 	ChangeRequests    map[string]float64 // mutating verb/resource per MySQL, for one spec.replicas change
 	Change            time.Duration      // from the spec.replicas patches until every MySQL is Current again
 	PeakRSS, HeapIdle uint64             // bytes: the higher VmHWM of the converging and the restarted manager; live heap at N idle MySQLs

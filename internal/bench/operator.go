@@ -16,8 +16,29 @@ import (
 
 var reconcileLabels = map[string]string{"controller": "mysql"}
 
+// reconcileTotal counts the manager's reconciles, and allocTotal the bytes
+// its heap has allocated since it started.
+const (
+	reconcileTotal = "controller_runtime_reconcile_total"
+	allocTotal     = "go_memstats_alloc_bytes_total"
+)
+
+// operatorRun is one measurement of the manager: its cluster, its
+// progress watch and the figures it fills in.
+type operatorRun struct {
+	n    int
+	opts Options
+	log  func(string, ...any)
+	res  *Result
+	c    *cluster.Cluster
+	p    *progress
+	mgr  *cluster.Manager
+	prof profiler
+}
+
 // measureOperator runs the manager on a fresh cluster and takes every
-// figure but the floor.
+// figure but the floor, phase by phase: converge, idle (a restart, then
+// the window), the reactions, and one change of every MySQL.
 func measureOperator(ctx context.Context, n int, opts Options, log func(string, ...any), res *Result) (err error) {
 	c, err := startCluster(ctx)
 	if err != nil {
@@ -30,131 +51,169 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if err != nil {
 		return err
 	}
-	bin := opts.ManagerBin
-	if bin == "" {
-		if bin, err = cluster.BuildManager(c.Dir); err != nil {
-			return err
-		}
-	}
-	// One manager, no leader election: every write it sends is the operator's work.
-	var env []string
-	if opts.MemoryLimit > 0 {
-		env = []string{fmt.Sprintf("GOMEMLIMIT=%d", opts.MemoryLimit*9/10)}
-	}
-	res.MemoryLimit = opts.MemoryLimit
-	mgr, err := c.StartManagerEnv(ctx, "manager", bin, env, "--max-concurrent-reconciles=4")
+	r := &operatorRun{n: n, opts: opts, log: log, res: res, c: c, p: p}
+	emptyHeap, err := r.startManager(ctx)
 	if err != nil {
 		return err
 	}
-	if err := waitWatching(ctx, mgr); err != nil {
+	convergePeak, err := r.converge(ctx)
+	if err != nil {
 		return err
+	}
+	if err := r.idle(ctx, emptyHeap); err != nil {
+		return err
+	}
+	restartPeak, err := measureReaction(ctx, c, r.mgr, n, log, res)
+	if err != nil {
+		return err
+	}
+	if err := r.change(ctx); err != nil {
+		return err
+	}
+	if res.PeakRSS, _, err = r.mgr.Memory(); err != nil {
+		return err
+	}
+	res.PeakRSS = max(res.PeakRSS, convergePeak, restartPeak)
+	log("memory: peak RSS %.1f MiB", mib(res.PeakRSS))
+	return nil
+}
+
+// startManager starts one manager, with no leader election, so that every
+// write it sends is the operator's work, and returns its live heap once it
+// watches, with no MySQL.
+func (r *operatorRun) startManager(ctx context.Context) (uint64, error) {
+	bin := r.opts.ManagerBin
+	if bin == "" {
+		var err error
+		if bin, err = cluster.BuildManager(r.c.Dir); err != nil {
+			return 0, err
+		}
+	}
+	var env []string
+	if r.opts.MemoryLimit > 0 {
+		env = []string{fmt.Sprintf("GOMEMLIMIT=%d", r.opts.MemoryLimit*9/10)}
+	}
+	r.res.MemoryLimit = r.opts.MemoryLimit
+	mgr, err := r.c.StartManagerEnv(ctx, "manager", bin, env, "--max-concurrent-reconciles=4")
+	if err != nil {
+		return 0, err
+	}
+	r.mgr, r.prof = mgr, profiler{dir: r.opts.ProfileDir, n: r.n, mgr: mgr}
+	if err := waitWatching(ctx, mgr); err != nil {
+		return 0, err
 	}
 	emptyHeap, err := mgr.LiveHeap()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, res.EmptyRSS, err = mgr.Memory(); err != nil {
-		return err
-	}
+	_, r.res.EmptyRSS, err = mgr.Memory()
+	return emptyHeap, err
+}
 
-	// Converge: N MySQLs created at once, until every one is Current.
-	log("converge: creating %d MySQLs", n)
-	prof := profiler{dir: opts.ProfileDir, n: n, mgr: mgr}
-	cpuDone := prof.cpu("cpu-converge", time.Minute)
+// converge creates N MySQLs at once and waits until every one is Current;
+// it returns the manager's peak RSS so far.
+func (r *operatorRun) converge(ctx context.Context) (uint64, error) {
+	r.log("converge: creating %d MySQLs", r.n)
+	cpuDone := r.prof.cpu("cpu-converge", time.Minute)
 	begin := time.Now()
-	if err := parallel(n, func(i int) error { return c.Client.Create(ctx, mysqlSpec(i)) }); err != nil {
-		return err
+	if err := parallel(r.n, func(i int) error { return r.c.Client.Create(ctx, mysqlSpec(i)) }); err != nil {
+		return 0, err
 	}
-	if err := p.waitMySQLs(ctx, n, opts.Timeout, log); err != nil {
-		return fmt.Errorf("converge: %w (manager log: %s)", err, c.LogPath("manager"))
+	if err := r.p.waitMySQLs(ctx, r.n, r.opts.Timeout, r.log); err != nil {
+		return 0, fmt.Errorf("converge: %w (manager log: %s)", err, r.c.LogPath("manager"))
 	}
-	res.Converge = time.Since(begin)
-	if err := errors.Join(<-cpuDone, prof.save("allocs-converge", "allocs")); err != nil {
-		return err
+	r.res.Converge = time.Since(begin)
+	if err := errors.Join(<-cpuDone, r.prof.save("allocs-converge", "allocs")); err != nil {
+		return 0, err
 	}
-	converged, err := mgr.Metrics()
+	converged, err := r.mgr.Metrics()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	res.ConvergeRequests, res.ConvergeThrottle = perMySQL(nil, requests(converged, true), n), throttled(converged)
-	log("converge: %s (floor %s, ratio %.2f); per MySQL %s; rate limiter wait %s", res.Converge.Round(10*time.Millisecond),
-		res.Floor.Round(10*time.Millisecond), res.Ratio(), Describe(res.ConvergeRequests), res.ConvergeThrottle.Round(time.Millisecond))
+	res := r.res
+	res.ConvergeRequests, res.ConvergeThrottle = perMySQL(nil, requests(converged, true), r.n), throttled(converged)
+	peak, _, err := r.mgr.Memory()
+	r.log("converge: %s (floor %s, ratio %.2f); per MySQL %s; rate limiter wait %s; peak RSS %.1f MiB",
+		res.Converge.Round(10*time.Millisecond), res.Floor.Round(10*time.Millisecond), res.Ratio(),
+		Describe(res.ConvergeRequests), res.ConvergeThrottle.Round(time.Millisecond), mib(peak))
+	return peak, err
+}
 
-	// Steady state: a crash-restart of the manager is a forced resync of
-	// every object from a cold cache; the window starts with it.
-	convergePeak, _, err := mgr.Memory()
+// idle measures the steady state. A crash-restart of the manager is a
+// forced resync of every object from a cold cache; the window starts with
+// it. What the manager allocates per periodic check is measured from the
+// end of the resync to the end of the window.
+func (r *operatorRun) idle(ctx context.Context, emptyHeap uint64) error {
+	r.log("steady state: restarting the manager, then idle for %s", r.opts.Window)
+	r.mgr.Crash()
+	windowEnd := time.Now().Add(r.opts.Window)
+	if err := waitReconciled(ctx, r.mgr, float64(r.n), r.opts.Timeout); err != nil {
+		return fmt.Errorf("resync: %w (manager log: %s)", err, r.c.LogPath("manager"))
+	}
+	resynced, err := r.mgr.Metrics()
 	if err != nil {
 		return err
 	}
-	log("steady state: restarting the manager (peak RSS so far %.1f MiB), then idle for %s", mib(convergePeak), opts.Window)
-	mgr.Crash()
-	windowEnd := time.Now().Add(opts.Window)
-	if err := waitReconciled(ctx, mgr, float64(n), opts.Timeout); err != nil {
-		return fmt.Errorf("resync: %w (manager log: %s)", err, c.LogPath("manager"))
+	if err := r.prof.idle(time.Until(windowEnd)); err != nil {
+		return err
 	}
-	if d := time.Until(windowEnd); d > 0 {
-		time.Sleep(d) // the idle window itself is what is measured
-	}
-	idle, err := mgr.Metrics()
+	idle, err := r.mgr.Metrics()
 	if err != nil {
 		return err
 	}
+	res := r.res
 	res.SteadyWrites = total(requests(idle, true))
 	res.SteadyDirectReads = requests(idle, false)["get secrets"] + requests(idle, false)["get mysqls"]
-	if res.HeapIdle, err = mgr.LiveHeap(); err != nil {
+	res.IdleChecks = idle.Sum(reconcileTotal, reconcileLabels) - resynced.Sum(reconcileTotal, reconcileLabels)
+	if res.IdleChecks > 0 {
+		res.AllocPerCheck = (idle.Sum(allocTotal, nil) - resynced.Sum(allocTotal, nil)) / res.IdleChecks
+	}
+	if res.HeapIdle, err = r.mgr.LiveHeap(); err != nil {
 		return err
 	}
-	res.HeapPerMySQL = (float64(res.HeapIdle) - float64(emptyHeap)) / float64(n)
-	log("steady state: %.0f writes (%s), %.0f direct reads; live heap %.1f MiB", res.SteadyWrites, Describe(requests(idle, true)), res.SteadyDirectReads, mib(res.HeapIdle))
+	res.HeapPerMySQL = (float64(res.HeapIdle) - float64(emptyHeap)) / float64(r.n)
+	r.log("steady state: %.0f writes (%s), %.0f direct reads; %s allocated per idle check; live heap %.1f MiB",
+		res.SteadyWrites, Describe(requests(idle, true)), res.SteadyDirectReads, allocPerCheck(*res), mib(res.HeapIdle))
+	return r.prof.save("allocs-resync", "allocs")
+}
 
-	if err := prof.save("allocs-resync", "allocs"); err != nil {
-		return err
+// change scales every MySQL from 1 to 2 replicas and measures what that
+// costs, from the counters of the manager restarted by the idle phase once
+// the reactions' own changes have converged, so that none of their status
+// writes is counted as the change's.
+func (r *operatorRun) change(ctx context.Context) error {
+	if err := r.p.waitMySQLs(ctx, r.n, r.opts.Timeout, r.log); err != nil {
+		return fmt.Errorf("after the reaction: %w", err)
 	}
-	restartPeak, err := measureReaction(ctx, c, mgr, n, log, res)
+	idle, err := r.mgr.Metrics()
 	if err != nil {
 		return err
 	}
-	// The change's baseline: the counters of the manager restarted there,
-	// once the reaction's own changes have converged, so that none of their
-	// status writes is counted as the change's.
-	if err := p.waitMySQLs(ctx, n, opts.Timeout, log); err != nil {
-		return fmt.Errorf("after the reaction: %w", err)
-	}
-	if idle, err = mgr.Metrics(); err != nil {
-		return err
-	}
-
-	// Cost per change: spec.replicas 1 -> 2 on every MySQL.
 	before := requests(idle, true)
-	log("change: scaling every MySQL to 2 replicas")
-	begin = time.Now()
-	if err := parallel(n, func(i int) error {
+	r.log("change: scaling every MySQL to 2 replicas")
+	begin := time.Now()
+	if err := parallel(r.n, func(i int) error {
 		m := mysqlSpec(i)
-		return c.Client.Patch(ctx, m, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":2}}`)))
+		return r.c.Client.Patch(ctx, m, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":2}}`)))
 	}); err != nil {
 		return err
 	}
 	// The patch raised every generation, so kstatus says InProgress until
 	// the operator has observed it: a Current from before cannot be mistaken.
-	if err := p.waitMySQLs(ctx, n, opts.Timeout, log); err != nil {
+	if err := r.p.waitMySQLs(ctx, r.n, r.opts.Timeout, r.log); err != nil {
 		return fmt.Errorf("change: %w", err)
 	}
+	res := r.res
 	res.Change = time.Since(begin)
-	after, err := mgr.Metrics()
+	after, err := r.mgr.Metrics()
 	if err != nil {
 		return err
 	}
-	res.ChangeRequests = perMySQL(before, requests(after, true), n)
-	log("change: all Current again after %s; per MySQL %s", res.Change.Round(10*time.Millisecond), Describe(res.ChangeRequests))
-
+	res.ChangeRequests = perMySQL(before, requests(after, true), r.n)
+	r.log("change: all Current again after %s; per MySQL %s", res.Change.Round(10*time.Millisecond), Describe(res.ChangeRequests))
 	res.ReconcileP50 = after.Quantile("controller_runtime_reconcile_time_seconds", reconcileLabels, 0.5)
 	res.ReconcileP99 = after.Quantile("controller_runtime_reconcile_time_seconds", reconcileLabels, 0.99)
 	res.QueueP99 = after.Quantile("workqueue_queue_duration_seconds", map[string]string{"name": "mysql"}, 0.99)
-	if res.PeakRSS, _, err = mgr.Memory(); err != nil {
-		return err
-	}
-	res.PeakRSS = max(res.PeakRSS, convergePeak, restartPeak)
-	log("memory: peak RSS %.1f MiB", mib(res.PeakRSS))
 	return nil
 }
 
@@ -163,7 +222,7 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 func waitReconciled(ctx context.Context, mgr *cluster.Manager, n float64, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if ms, err := mgr.Metrics(); err == nil && ms.Sum("controller_runtime_reconcile_total", reconcileLabels) >= n {
+		if ms, err := mgr.Metrics(); err == nil && ms.Sum(reconcileTotal, reconcileLabels) >= n {
 			return nil
 		}
 		select {
@@ -197,6 +256,16 @@ func (p profiler) save(name, query string) error {
 		return err
 	}
 	return errors.Join(p.mgr.Profile(query, f), f.Close())
+}
+
+// idle saves what the manager allocates in the next d, as a delta profile,
+// or only waits d when no profile is saved.
+func (p profiler) idle(d time.Duration) error {
+	if p.dir == "" || d < time.Second {
+		time.Sleep(d) // the idle window itself is what is measured
+		return nil
+	}
+	return p.save("allocs-idle", fmt.Sprintf("allocs?seconds=%d", int(d.Seconds())))
 }
 
 // cpu saves a CPU profile of the next d in the background; the channel

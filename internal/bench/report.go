@@ -30,13 +30,13 @@ const (
 
 // Table writes the results as a Markdown table.
 func Table(w io.Writer, results []Result) {
-	fmt.Fprintln(w, "| N | converge | floor | converge/floor | idle writes | idle direct reads | writes per change per MySQL | peak RSS | live heap | live heap per MySQL | reconcile p50 | reconcile p99 | queue p99 | one change, idle | one change, resync | took |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| N | converge | floor | converge/floor | idle writes | idle direct reads | writes per change per MySQL | peak RSS | live heap | live heap per MySQL | allocated per idle check | reconcile p50 | reconcile p99 | queue p99 | one change, idle | one change, resync | took |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
-		fmt.Fprintf(w, "| %d | %s | %s | %.2f | %.0f | %.0f | %.2f | %s | %.1f MiB | %.1f KiB | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %d | %s | %s | %.2f | %.0f | %.0f | %.2f | %s | %.1f MiB | %.1f KiB | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.N, r.Converge.Round(10*time.Millisecond), r.Floor.Round(10*time.Millisecond), r.Ratio(),
 			r.SteadyWrites, r.SteadyDirectReads, total(r.ChangeRequests),
-			peakRSS(r), mib(r.HeapIdle), r.HeapPerMySQL/1024,
+			peakRSS(r), mib(r.HeapIdle), r.HeapPerMySQL/1024, allocPerCheck(r),
 			r.ReconcileP50.Round(100*time.Microsecond), r.ReconcileP99.Round(100*time.Microsecond), r.QueueP99.Round(100*time.Microsecond),
 			r.ReactionIdle.Round(time.Millisecond), r.ReactionResync.Round(time.Millisecond), r.Took.Round(time.Second))
 	}
@@ -53,6 +53,15 @@ func peakRSS(r Result) string {
 	return fmt.Sprintf("%.1f MiB", mib(r.PeakRSS))
 }
 
+// allocPerCheck is the cell of what the manager allocated per periodic
+// check of an idle MySQL.
+func allocPerCheck(r Result) string {
+	if r.IdleChecks == 0 {
+		return "none in the window"
+	}
+	return fmt.Sprintf("%.1f KiB (%.0f checks)", r.AllocPerCheck/1024, r.IdleChecks)
+}
+
 // WriteReport writes docs/benchmarks.md and docs/benchmarks.png.
 func WriteReport(dir, command string, window time.Duration, results []Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -66,7 +75,7 @@ func WriteReport(dir, command string, window time.Duration, results []Result) er
 	b.WriteString("- **floor**: on a fresh cluster, one client server-side applies the same rendered children (two Secrets, ConfigMap, four Services, StatefulSet) in a tight loop, until every StatefulSet is kstatus Current read as RollingUpdate, that is with its pods ready (kstatus calls an OnDelete StatefulSet Current as soon as it exists; the operator reads it the same way): the same work and end point without a controller.\n")
 	fmt.Fprintf(&b, "- **idle writes / direct reads**: a %s window that starts with a crash-restart of the manager (a forced resync of every object from a cold cache); requests counted by the manager's own `mysql_operator_api_requests_total`. Direct reads are named GETs, which bypass the informer cache.\n", window)
 	b.WriteString("- **writes per change**: `spec.replicas` 1 -> 2 on every MySQL, mutating requests per MySQL until all are Current again (the breakdown is below).\n")
-	b.WriteString("- **memory**: peak RSS (VmHWM) of the manager, the highest of the process that converged N MySQLs, the one restarted for the idle window and the one restarted for the resync and the change; Go heap live after a forced collection (pprof's `heap?gc=1`) at N idle MySQLs; live heap per MySQL over the empty manager's. With `-memory-limit` the manager runs as in a container with that limit: GOMEMLIMIT at 90% of it, as the manager sets from its cgroup.\n")
+	b.WriteString("- **memory**: peak RSS (VmHWM) of the manager, the highest of the process that converged N MySQLs, the one restarted for the idle window and the one restarted for the resync and the change; Go heap live after a forced collection (pprof's `heap?gc=1`) at N idle MySQLs; live heap per MySQL over the empty manager's; allocated per idle check: the growth of `go_memstats_alloc_bytes_total` from the end of the restarted manager's resync to the end of the idle window, over the periodic reconciles (`--check-interval`) in that time, which sets how hard the garbage collector works and how far the heap peaks above the live heap. With `-memory-limit` the manager runs as in a container with that limit: GOMEMLIMIT at 90% of it, as the manager sets from its cgroup.\n")
 	b.WriteString("- **latency**: `controller_runtime_reconcile_time_seconds` and `workqueue_queue_duration_seconds` quantiles over the life of the manager restarted for the resync.\n")
 	fmt.Fprintf(&b, "- **one change**: after the idle window, %d MySQLs one after the other get a `spec.config` change; the figure is the slowest, from the patch until the MySQL's StatefulSet carries the new config hash, with every other MySQL idle. Then the manager is killed and restarted (a resync of every object from a cold cache) and %d other MySQLs are changed the same way while it resyncs.\n", reactionSamples, reactionSamples)
 	b.WriteString("- **took**: the whole measurement of that N, floor included.\n\n")
