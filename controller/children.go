@@ -40,6 +40,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, obj *databasev1.MySQ
 	key := client.ObjectKeyFromObject(obj)
 	fp, fpErr := r.childrenFingerprint(ctx, obj)
 	if fpErr == nil && r.settled.settled(key, fp) {
+		obs.settledAt = &fp
 		if err := r.expandVolumes(ctx, obj); err != nil {
 			return nil, err
 		}
@@ -63,6 +64,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, obj *databasev1.MySQ
 	}
 	if fpErr == nil && len(obs.changed) == 0 && !obs.awaiting && !pruned {
 		r.settled.remember(key, fp)
+		obs.settledAt = &fp
 	}
 	return d.passwords, nil
 }

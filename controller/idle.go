@@ -22,14 +22,23 @@ import (
 // would reach the same verdict, so a reconcile skips it: the periodic
 // checks of idle MySQLs, one per MySQL every --check-interval, then build,
 // hash and compare no child. At 300 idle MySQLs that step was two thirds
-// of what the checks allocated.
+// of what the checks allocated. With the fingerprint it keeps the view
+// observeChildren read of the children at that fingerprint.
 type settledChildren struct {
 	mu   sync.Mutex
-	last map[types.NamespacedName][sha256.Size]byte
+	last map[types.NamespacedName]settledEntry
+}
+
+// settledEntry is one MySQL's settled fingerprint, and the view of its
+// children read at it, once read.
+type settledEntry struct {
+	fp     [sha256.Size]byte
+	viewed bool
+	view   childrenView
 }
 
 func newSettledChildren() *settledChildren {
-	return &settledChildren{last: map[types.NamespacedName][sha256.Size]byte{}}
+	return &settledChildren{last: map[types.NamespacedName]settledEntry{}}
 }
 
 // settled says whether the children of key were settled at fingerprint fp.
@@ -37,14 +46,33 @@ func (s *settledChildren) settled(key types.NamespacedName, fp [sha256.Size]byte
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	last, ok := s.last[key]
-	return ok && last == fp
+	return ok && last.fp == fp
 }
 
 // remember records that the children of key are settled at fingerprint fp.
 func (s *settledChildren) remember(key types.NamespacedName, fp [sha256.Size]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.last[key] = fp
+	s.last[key] = settledEntry{fp: fp}
+}
+
+// view returns the view of the children of key read at fingerprint fp, if
+// one was.
+func (s *settledChildren) view(key types.NamespacedName, fp [sha256.Size]byte) (childrenView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last, ok := s.last[key]
+	return last.view, ok && last.fp == fp && last.viewed
+}
+
+// rememberView records v as the view of the children of key at
+// fingerprint fp, while the children are settled at fp.
+func (s *settledChildren) rememberView(key types.NamespacedName, fp [sha256.Size]byte, v childrenView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if last, ok := s.last[key]; ok && last.fp == fp {
+		s.last[key] = settledEntry{fp: fp, viewed: true, view: v}
+	}
 }
 
 // forget drops key: its children step runs in full next time.

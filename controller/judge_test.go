@@ -32,10 +32,9 @@ func TestJudgeStatus(t *testing.T) {
 		err  error
 		want want
 	}{
-		{"succeeded", observation{counted: true, replicas: 3, readyReplicas: 3, database: true, primary: "db-0"}, nil,
+		{"succeeded", observation{childrenView: childrenView{counted: true, replicas: 3, readyReplicas: 3}, database: true, primary: "db-0"}, nil,
 			want{metav1.ConditionTrue, "", "", ReasonSucceeded, databasev1.PhaseRunning, "3/3 replicas ready, primary db-0", 4}},
-		{"database progressing", observation{counted: true, replicas: 3, readyReplicas: 3, database: true, primary: "db-0",
-			dbWaiting: "instance db-2: replication not configured"}, nil,
+		{"database progressing", observation{childrenView: childrenView{counted: true, replicas: 3, readyReplicas: 3}, database: true, primary: "db-0", dbWaiting: "instance db-2: replication not configured"}, nil,
 			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonDatabaseProgressing, databasev1.PhasePending, "instance db-2: replication not configured", 4}},
 		{"errant transactions", observation{database: true, primary: "db-0", errant: []string{"db-2"}}, nil,
 			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonErrantTransactions, databasev1.PhaseFailed,
@@ -44,9 +43,9 @@ func TestJudgeStatus(t *testing.T) {
 			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonPodUnschedulable, databasev1.PhasePending, "pod db-0 cannot be scheduled: 0/1 nodes", 4}},
 		{"pod stalled", observation{podTrouble: "pod db-0, container mysql: ImagePullBackOff", podStallReason: ReasonImagePullFailed, podStalled: true}, nil,
 			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonImagePullFailed, databasev1.PhaseFailed, "pod db-0, container mysql: ImagePullBackOff", 4}},
-		{"progressing: applied", observation{changed: []string{"StatefulSet/db"}, counted: true, replicas: 3, readyReplicas: 1}, nil,
+		{"progressing: applied", observation{childrenView: childrenView{counted: true, replicas: 3, readyReplicas: 1}, changed: []string{"StatefulSet/db"}}, nil,
 			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonProgressing, databasev1.PhasePending, "Rolling out generation 4: 1/3 replicas ready", 4}},
-		{"progressing: waiting", observation{waiting: "StatefulSet db: Ready: 2/3", counted: true, replicas: 3, readyReplicas: 2}, nil,
+		{"progressing: waiting", observation{childrenView: childrenView{waiting: "StatefulSet db: Ready: 2/3", counted: true, replicas: 3, readyReplicas: 2}}, nil,
 			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonProgressing, databasev1.PhasePending, "Rolling out generation 4: 2/3 replicas ready", 4}},
 		{"retrying", observation{}, errors.New("get Secret db-root: connection refused"),
 			want{metav1.ConditionFalse, metav1.ConditionTrue, "", ReasonRetrying, databasev1.PhasePending, "get Secret db-root: connection refused", 3}},
@@ -58,7 +57,7 @@ func TestJudgeStatus(t *testing.T) {
 			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonApplyRejected, databasev1.PhaseFailed, "StatefulSet.apps db is invalid", 4}},
 		{"expansion rejected", observation{}, &stallError{reason: ReasonVolumeExpansionRejected, message: "storageSize: cannot grow", retry: expansionRetry},
 			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonVolumeExpansionRejected, databasev1.PhaseFailed, "storageSize: cannot grow", 4}},
-		{"child failed", observation{failed: "PodDisruptionBudget db: broken", counted: true, replicas: 3}, nil,
+		{"child failed", observation{childrenView: childrenView{failed: "PodDisruptionBudget db: broken", counted: true, replicas: 3}}, nil,
 			want{metav1.ConditionFalse, "", metav1.ConditionTrue, ReasonChildFailed, databasev1.PhaseFailed, "PodDisruptionBudget db: broken", 4}},
 	}
 	for _, tt := range tests {

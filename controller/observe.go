@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"time"
 
@@ -18,22 +19,30 @@ import (
 	"github.com/example/mysql-operator/applyset"
 )
 
-// observation is what a reconcile saw of the children.
-type observation struct {
-	// changed lists the children applied in this reconcile, as Kind/name.
-	changed []string
+// childrenView is what observeChildren reads of the children.
+type childrenView struct {
 	// waiting says which child is not current yet and why; empty when all are.
 	waiting string
 	// failed says which child reports a failure.
 	failed string
-	// awaiting says a child applied moments ago is not in the cache yet.
-	awaiting bool
 	// selector is the pods' label selector, set once the children are observed.
 	selector string
 	// counted says the StatefulSet was read: replicas and readyReplicas
 	// are its counts.
 	counted                 bool
 	replicas, readyReplicas int32
+}
+
+// observation is what a reconcile saw of the children.
+type observation struct {
+	// changed lists the children applied in this reconcile, as Kind/name.
+	changed []string
+	// awaiting says a child applied moments ago is not in the cache yet.
+	awaiting bool
+	// settledAt is the fingerprint the children are settled at in this
+	// reconcile (see settledChildren), nil when they are not.
+	settledAt *[sha256.Size]byte
+	childrenView
 
 	// pods are the MySQL's pods, by name.
 	pods []corev1.Pod
@@ -65,26 +74,48 @@ type observation struct {
 	endOfLife string
 }
 
-// observeChildren reads, from the cache, the kstatus of every member whose
-// health decides the MySQL's readiness, in order, and records in obs the
+// observeChildren records in obs what readChildren reads of the children.
+// When they are settled, the fingerprint covers the MySQL and every child
+// by resourceVersion, so the view read at the same fingerprint is still
+// true and is reused: an idle MySQL's periodic check converts and judges
+// no child.
+func (r *Reconciler) observeChildren(ctx context.Context, obj *databasev1.MySQL, obs *observation) error {
+	key := client.ObjectKeyFromObject(obj)
+	if obs.settledAt != nil {
+		if v, ok := r.settled.view(key, *obs.settledAt); ok {
+			obs.childrenView = v
+			return nil
+		}
+	}
+	if err := r.readChildren(ctx, obj, checkedChildren(obj), &obs.childrenView); err != nil {
+		return err
+	}
+	if obs.settledAt != nil {
+		r.settled.rememberView(key, *obs.settledAt, obs.childrenView)
+	}
+	return nil
+}
+
+// readChildren reads, from the cache, the kstatus of every member whose
+// health decides the MySQL's readiness, in order, and records in v the
 // first that is not current, or that failed, and the StatefulSet's replica
 // counts. A child's status counts only once its controller has observed
 // its generation: kstatus checks status.observedGeneration first.
-func (r *Reconciler) observeChildren(ctx context.Context, obj *databasev1.MySQL, checked []applyset.Member, obs *observation) error {
-	obs.selector = labels.SelectorFromSet(SelectorLabels(obj)).String()
+func (r *Reconciler) readChildren(ctx context.Context, obj *databasev1.MySQL, checked []applyset.Member, v *childrenView) error {
+	v.selector = labels.SelectorFromSet(SelectorLabels(obj)).String()
 	for _, m := range checked {
 		// Read only: live is the cache's own object.
 		live := m.NewObject()
 		if err := r.Client.Get(ctx, m.Key(), live, client.UnsafeDisableDeepCopy); err != nil {
 			if apierrors.IsNotFound(err) {
-				obs.waiting = "waiting for " + m.Kind() + " " + m.Name() + " to be observed"
+				v.waiting = "waiting for " + m.Kind() + " " + m.Name() + " to be observed"
 				return nil
 			}
 			return fmt.Errorf("get %s %s: %w", m.Kind(), m.Name(), err)
 		}
 		view := live
 		if sts, ok := live.(*appsv1.StatefulSet); ok {
-			obs.counted, obs.replicas, obs.readyReplicas = true, sts.Status.Replicas, sts.Status.ReadyReplicas
+			v.counted, v.replicas, v.readyReplicas = true, sts.Status.Replicas, sts.Status.ReadyReplicas
 			view = statusView(sts)
 		}
 		res, err := kstatusOf(r.Client.Scheme(), view)
@@ -95,9 +126,9 @@ func (r *Reconciler) observeChildren(ctx context.Context, obj *databasev1.MySQL,
 		case status.CurrentStatus:
 			continue
 		case status.FailedStatus:
-			obs.failed = fmt.Sprintf("%s %s: %s", m.Kind(), m.Name(), res.Message)
+			v.failed = fmt.Sprintf("%s %s: %s", m.Kind(), m.Name(), res.Message)
 		default:
-			obs.waiting = fmt.Sprintf("%s %s: %s", m.Kind(), m.Name(), res.Message)
+			v.waiting = fmt.Sprintf("%s %s: %s", m.Kind(), m.Name(), res.Message)
 		}
 		return nil
 	}

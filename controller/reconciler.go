@@ -115,7 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.observeChildren(ctx, obj, checkedChildren(obj), obs); err != nil {
+	if err := r.observeChildren(ctx, obj, obs); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.observePods(ctx, obj, obs); err != nil {
