@@ -103,9 +103,11 @@ func podInstance(o client.Object) []string {
 // unbound claims of those that cannot be scheduled, and judges their
 // trouble (see judgePods).
 func (r *Reconciler) observePods(ctx context.Context, m *databasev1.MySQL, obs *observation) error {
+	// Read only: the items share their labels, conditions and container
+	// statuses with the cache's own pods (labelRoles patches a copy).
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(m.Namespace), client.MatchingFields{indexPodInstance: m.Name},
-		client.MatchingLabels(SelectorLabels(m))); err != nil {
+		client.MatchingLabels(SelectorLabels(m)), client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list pods: %w", err)
 	}
 	obs.pods = pods.Items

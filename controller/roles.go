@@ -42,7 +42,9 @@ func (r *Reconciler) labelRoles(ctx context.Context, m *databasev1.MySQL, in *in
 		if pod.Labels[LabelRole] == want {
 			continue
 		}
-		patch := client.MergeFrom(pod.DeepCopy())
+		// The pod shares its labels with the cache's (see observePods).
+		patch := client.MergeFrom(pod)
+		pod = pod.DeepCopy()
 		if pod.Labels == nil {
 			pod.Labels = map[string]string{}
 		}
@@ -54,6 +56,7 @@ func (r *Reconciler) labelRoles(ctx context.Context, m *databasev1.MySQL, in *in
 		if err := r.Client.Patch(ctx, pod, patch, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("label pod %s %s: %w", pod.Name, want, err)
 		}
+		in.pods[i] = pod
 		ctrl.LoggerFrom(ctx).Info("labelled pod", "pod", pod.Name, "role", want, "state", plan.Instances[i].Role)
 	}
 	return nil
