@@ -16,6 +16,9 @@ import (
 
 var reconcileLabels = map[string]string{"controller": "mysql"}
 
+// idleProfile is how long the idle manager's allocations are profiled.
+const idleProfile = 15 * time.Second
+
 // reconcileTotal counts the manager's reconciles, and allocTotal the bytes
 // its heap has allocated since it started.
 const (
@@ -154,9 +157,7 @@ func (r *operatorRun) idle(ctx context.Context, emptyHeap uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := r.prof.idle(time.Until(windowEnd)); err != nil {
-		return err
-	}
+	time.Sleep(time.Until(windowEnd)) // the idle window itself is what is measured
 	idle, err := r.mgr.Metrics()
 	if err != nil {
 		return err
@@ -174,7 +175,10 @@ func (r *operatorRun) idle(ctx context.Context, emptyHeap uint64) error {
 	res.HeapPerMySQL = (float64(res.HeapIdle) - float64(emptyHeap)) / float64(r.n)
 	r.log("steady state: %.0f writes (%s), %.0f direct reads; %s allocated per idle check; live heap %.1f MiB",
 		res.SteadyWrites, Describe(requests(idle, true)), res.SteadyDirectReads, allocPerCheck(*res), mib(res.HeapIdle))
-	return r.prof.save("allocs-resync", "allocs")
+	// After the window, so that the figures above leave out the profiler's
+	// own allocations.
+	return errors.Join(r.prof.save("allocs-idle", fmt.Sprintf("allocs?seconds=%d", idleProfile/time.Second)),
+		r.prof.save("allocs-resync", "allocs"))
 }
 
 // change scales every MySQL from 1 to 2 replicas and measures what that
@@ -256,16 +260,6 @@ func (p profiler) save(name, query string) error {
 		return err
 	}
 	return errors.Join(p.mgr.Profile(query, f), f.Close())
-}
-
-// idle saves what the manager allocates in the next d, as a delta profile,
-// or only waits d when no profile is saved.
-func (p profiler) idle(d time.Duration) error {
-	if p.dir == "" || d < time.Second {
-		time.Sleep(d) // the idle window itself is what is measured
-		return nil
-	}
-	return p.save("allocs-idle", fmt.Sprintf("allocs?seconds=%d", int(d.Seconds())))
 }
 
 // cpu saves a CPU profile of the next d in the background; the channel
