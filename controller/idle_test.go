@@ -1,12 +1,10 @@
 package controller
 
 import (
-	"context"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestSettledChildrenStatus changes a StatefulSet's status while its
@@ -23,7 +21,7 @@ func TestSettledChildrenStatus(t *testing.T) {
 	servePods(t, m, 0, 1)
 	waitKstatus(t, key, status.CurrentStatus)
 	for _, ready := range []int32{0, 1, 0} {
-		waitViewed(t, rec, key)
+		waitSettled(t, rec, key)
 		sts := &appsv1.StatefulSet{}
 		setStatus(t, key, sts, func() {
 			sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 1, ReadyReplicas: ready,
@@ -35,15 +33,4 @@ func TestSettledChildrenStatus(t *testing.T) {
 		}
 		waitKstatus(t, key, want)
 	}
-}
-
-// waitViewed waits until the reconciler remembers the children of key as
-// settled, with the view of them read at that fingerprint.
-func waitViewed(t *testing.T, r *Reconciler, key client.ObjectKey) {
-	t.Helper()
-	eventually(t, "the children's view to be remembered", func(context.Context) (bool, error) {
-		r.settled.mu.Lock()
-		defer r.settled.mu.Unlock()
-		return r.settled.last[key].viewed, nil
-	})
 }

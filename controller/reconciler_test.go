@@ -560,14 +560,14 @@ func meta(conds []metav1.Condition, t string) *metav1.Condition {
 }
 
 // waitSettled waits until the reconciler remembers the children of key as
-// settled (see settledChildren), so that what the test changes next must
-// be seen through the fingerprint.
+// settled (see settledChildren), with the view of them read at that
+// fingerprint, so that what the test changes next must be seen through the
+// fingerprint.
 func waitSettled(t *testing.T, r *Reconciler, key client.ObjectKey) {
 	t.Helper()
 	eventually(t, "the children to be settled", func(context.Context) (bool, error) {
 		r.settled.mu.Lock()
 		defer r.settled.mu.Unlock()
-		_, ok := r.settled.last[key]
-		return ok, nil
+		return r.settled.last[key].viewed, nil
 	})
 }
