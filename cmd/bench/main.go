@@ -28,7 +28,7 @@ func main() {
 	out := flag.String("out", "docs", "Directory of benchmarks.md and benchmarks.png; empty writes no report.")
 	limit := flag.String("memory-limit", "", "Memory limit of the container the manager runs as if in (a quantity, 128Mi); its GOMEMLIMIT is 90% of it. Empty: none.")
 	profile := flag.String("profile", "", "Directory to write the manager's Go profiles to, per N: a CPU profile of the first minute of the converge, "+
-		"the allocations of the converge, those of 15 s of the idle manager after its window, and those of its whole life by then. Empty: none.")
+		"the allocations of the converge, those of 15 s of the idle manager after its window, those of its whole life by then, and its live heap. Empty: none.")
 	managerBin := flag.String("manager", "", "Manager binary to measure, to compare builds (one of another commit, say); empty builds ./cmd/manager.")
 	flag.Parse()
 	var memoryLimit int64

@@ -176,9 +176,10 @@ func (r *operatorRun) idle(ctx context.Context, emptyHeap uint64) error {
 	r.log("steady state: %.0f writes (%s), %.0f direct reads; %s allocated per idle check; live heap %.1f MiB",
 		res.SteadyWrites, Describe(requests(idle, true)), res.SteadyDirectReads, allocPerCheck(*res), mib(res.HeapIdle))
 	// After the window, so that the figures above leave out the profiler's
-	// own allocations.
+	// own allocations. heap-idle is what the live heap holds, after a
+	// forced collection.
 	return errors.Join(r.prof.save("allocs-idle", fmt.Sprintf("allocs?seconds=%d", idleProfile/time.Second)),
-		r.prof.save("allocs-resync", "allocs"))
+		r.prof.save("allocs-resync", "allocs"), r.prof.save("heap-idle", "heap?gc=1"))
 }
 
 // change scales every MySQL from 1 to 2 replicas and measures what that
