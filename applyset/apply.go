@@ -2,13 +2,11 @@ package applyset
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"reflect"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,42 +27,20 @@ type applyConfiguration interface {
 	GetAPIVersion() *string
 }
 
-// Member is one desired object of an ApplySet: its apply configuration, the
-// typed object its live state is read into, and the client-go function that
-// extracts from a live object the fields a field manager owns.
+// Member is one desired object of an ApplySet: its apply configuration and
+// the typed object its live state is read into.
 type Member struct {
 	desired applyConfiguration
 	newLive func() client.Object
-	extract func(live client.Object, fieldManager string) (runtime.ApplyConfiguration, error)
 }
 
-// Of makes a Member of an apply configuration and its client-go extract
-// function, for example Of(cm, corev1ac.ExtractConfigMap).
+// Of makes a Member of an apply configuration, read into objects of type L:
+// for example Of[corev1.ConfigMap](cm).
 func Of[L any, PL interface {
 	*L
 	client.Object
-}, A applyConfiguration](desired A, extract func(PL, string) (A, error)) Member {
-	return Member{
-		desired: desired,
-		newLive: func() client.Object { return PL(new(L)) },
-		extract: func(live client.Object, fieldManager string) (runtime.ApplyConfiguration, error) {
-			return extract(live.(PL), fieldManager)
-		},
-	}
-}
-
-// owns says whether the fields fieldManager owns on live equal the desired
-// ones, hash being the desired configuration's: from live's summary when a
-// Summarize transform made one, else by extracting them.
-func (m Member) owns(live client.Object, fieldManager string, hash [sha256.Size]byte) (bool, error) {
-	if sum, ok := summary(live); ok {
-		return sum == hash, nil
-	}
-	current, err := m.extract(live, fieldManager)
-	if err != nil {
-		return false, err
-	}
-	return equality.Semantic.DeepEqual(m.desired, current), nil
+}, A applyConfiguration](desired A) Member {
+	return Member{desired: desired, newLive: func() client.Object { return PL(new(L)) }}
 }
 
 // Name returns the member's name.
@@ -127,8 +103,8 @@ type Applier struct {
 	Reader client.Reader
 	// FieldManager is the one field manager the applies use.
 	FieldManager string
-	// Seen, when set, remembers the members found or made equal to their
-	// desired state, so that an unchanged member is not extracted again.
+	// Seen, when set, remembers the members just applied, and those whose
+	// summary differs in form from their desired one (see Seen).
 	Seen *Seen
 }
 
@@ -138,7 +114,7 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	live := m.newLive()
 	key := m.Key()
 	kind := m.Kind()
-	hash, err := hashOf(m.desired)
+	hash, err := appliedSummary(m.desired)
 	if err != nil {
 		return "", fmt.Errorf("hash %s %s: %w", kind, key.Name, err)
 	}
@@ -164,11 +140,7 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 	case a.Seen.has(seenKey, live, a.FieldManager, hash):
 		return Unchanged, nil
 	default:
-		equal, err := m.owns(live, a.FieldManager, hash)
-		if err != nil {
-			return "", fmt.Errorf("extract %s %s: %w", kind, key.Name, err)
-		}
-		if equal {
+		if owned, ok := ownedHash(live, a.FieldManager); ok && owned == hash {
 			a.Seen.add(seenKey, live, a.FieldManager, hash)
 			return Unchanged, nil
 		}
@@ -263,7 +235,7 @@ func (a Applier) Members(ctx context.Context, id, namespace string, list client.
 
 // StripForeignManagedFields returns a cache transform that drops every
 // managedFields entry but those of fieldManager, so that the cache stays
-// small and still lets Apply extract the operator's own fields.
+// small and still lets Apply summarize the operator's own fields.
 func StripForeignManagedFields(fieldManager string) func(any) (any, error) {
 	return func(in any) (any, error) {
 		obj, err := meta.Accessor(in)

@@ -6,26 +6,25 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Seen remembers, for each member whose cached copy does not show its
-// desired state by a summary (see Summarize and shows), the state in which
-// its owned fields were last found or made equal to a desired state, and
-// that desired state's hash, the way Cluster API's server-side apply cache does, so that Apply
-// can skip the extraction and comparison of managed fields, which is most of
-// a no-op reconcile's CPU and garbage.
+// Seen remembers the members the manager applied and the cache has not
+// shown yet, so that a lagging cache is awaited rather than applied again,
+// and, the way Cluster API's server-side apply cache does, each member
+// whose summary does not show its desired state although it was just
+// applied or found equal to it (its field set recorded otherwise than
+// Apply computes it): the summary it had then, so that such a member is
+// not applied again at every reconcile.
 //
 // A member is seen unchanged while its desired hash and UID are the same and
-// either its resourceVersion is the one remembered or its field manager's
-// managedFields entry is byte for byte the one remembered. The second test
-// is what keeps a StatefulSet whose status moves cheap: server-side apply
-// takes a field from a manager as soon as anyone else changes its value (a
-// forced apply, an update, a patch through any subresource) or removes it,
-// so while the entry is unchanged every owned field keeps the value the
-// manager applied. A nil *Seen remembers nothing.
+// either its resourceVersion is the one remembered or its summary is the
+// one remembered: server-side apply takes a field from a manager as soon as
+// anyone else changes its value (a forced apply, an update, a patch through
+// any subresource) or removes it, so while the summary is unchanged every
+// owned field keeps the value the manager applied. A nil *Seen remembers
+// nothing.
 type Seen struct {
 	mu  sync.Mutex
 	m   map[string]seenEntry
@@ -35,8 +34,8 @@ type Seen struct {
 type seenEntry struct {
 	uid             types.UID
 	resourceVersion string
-	// fields is the hash of the manager's managedFields entry at
-	// resourceVersion; zero until an object at that version is read.
+	// fields is the member's summary (see ownedHash) at resourceVersion;
+	// zero until an object at that version is read.
 	fields [sha256.Size]byte
 	hash   [sha256.Size]byte
 	// applied is when the manager applied the member, if it did, and the
@@ -144,24 +143,6 @@ func (s *Seen) forget(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, key)
-}
-
-// managedFieldsHash hashes the Apply managedFields entry of fieldManager on
-// obj, and says whether there is one.
-func managedFieldsHash(obj client.Object, fieldManager string) ([sha256.Size]byte, bool) {
-	for _, e := range obj.GetManagedFields() {
-		if e.Manager != fieldManager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" || e.FieldsV1 == nil {
-			continue
-		}
-		h := sha256.New()
-		h.Write([]byte(e.APIVersion))
-		h.Write([]byte{0})
-		h.Write(e.FieldsV1.Raw)
-		var sum [sha256.Size]byte
-		copy(sum[:], h.Sum(nil))
-		return sum, true
-	}
-	return [sha256.Size]byte{}, false
 }
 
 // hashOf hashes the JSON form of an apply configuration; encoding/json sorts

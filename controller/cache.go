@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -91,7 +90,7 @@ func cacheSecret(in any) (any, error) {
 	return s, nil
 }
 
-var summarizeSecret = applyset.Summarize(FieldManager, corev1ac.ExtractSecret, nil)
+var summarizeSecret = applyset.Summarize[corev1.Secret](FieldManager, nil)
 
 // trimStatefulSet drops from the cache's copy of a StatefulSet its pod
 // template, most of it: the operator reads a StatefulSet's counts,

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,9 +76,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, obj *databasev1.MySQ
 // checked: the StatefulSet, and the PodDisruptionBudget that exists only
 // with more than one replica.
 func checkedChildren(obj *databasev1.MySQL) []applyset.Member {
-	checked := []applyset.Member{applyset.Of(appsv1ac.StatefulSet(StatefulSetName(obj), obj.Namespace), appsv1ac.ExtractStatefulSet)}
+	checked := []applyset.Member{applyset.Of[appsv1.StatefulSet](appsv1ac.StatefulSet(StatefulSetName(obj), obj.Namespace))}
 	if obj.Spec.Replicas > 1 {
-		checked = append(checked, applyset.Of(policyv1ac.PodDisruptionBudget(PodDisruptionBudgetName(obj), obj.Namespace), policyv1ac.ExtractPodDisruptionBudget))
+		checked = append(checked, applyset.Of[policyv1.PodDisruptionBudget](policyv1ac.PodDisruptionBudget(PodDisruptionBudgetName(obj), obj.Namespace)))
 	}
 	return checked
 }
@@ -93,19 +95,19 @@ func (r *Reconciler) desiredChildren(ctx context.Context, obj *databasev1.MySQL)
 	}
 	d := &desired{passwords: passwords}
 	if secret != nil {
-		d.members = append(d.members, applyset.Of(secret, corev1ac.ExtractSecret))
+		d.members = append(d.members, applyset.Of[corev1.Secret](secret))
 	}
-	d.members = append(d.members, applyset.Of(operator, corev1ac.ExtractSecret))
+	d.members = append(d.members, applyset.Of[corev1.Secret](operator))
 	d.members = append(d.members,
-		applyset.Of(ConfigMap(obj), corev1ac.ExtractConfigMap),
-		applyset.Of(HeadlessService(obj), corev1ac.ExtractService),
-		applyset.Of(Service(obj), corev1ac.ExtractService),
-		applyset.Of(PrimaryService(obj), corev1ac.ExtractService),
-		applyset.Of(ReplicasService(obj), corev1ac.ExtractService),
-		applyset.Of(StatefulSet(obj, r.AgentImage), appsv1ac.ExtractStatefulSet),
+		applyset.Of[corev1.ConfigMap](ConfigMap(obj)),
+		applyset.Of[corev1.Service](HeadlessService(obj)),
+		applyset.Of[corev1.Service](Service(obj)),
+		applyset.Of[corev1.Service](PrimaryService(obj)),
+		applyset.Of[corev1.Service](ReplicasService(obj)),
+		applyset.Of[appsv1.StatefulSet](StatefulSet(obj, r.AgentImage)),
 	)
 	if obj.Spec.Replicas > 1 {
-		d.members = append(d.members, applyset.Of(PodDisruptionBudget(obj), policyv1ac.ExtractPodDisruptionBudget))
+		d.members = append(d.members, applyset.Of[policyv1.PodDisruptionBudget](PodDisruptionBudget(obj)))
 	}
 	return d, nil
 }

@@ -7,9 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,13 +43,13 @@ var childKinds = []childKind{
 	{object: &corev1.Secret{}, list: func() client.ObjectList { return &corev1.SecretList{} },
 		cache: &cache.ByObject{Transform: cacheSecret}},
 	{object: &corev1.ConfigMap{}, list: func() client.ObjectList { return &corev1.ConfigMapList{} }, pruned: true,
-		transform: applyset.Summarize(FieldManager, corev1ac.ExtractConfigMap, trimConfigMap)},
+		transform: applyset.Summarize(FieldManager, trimConfigMap)},
 	{object: &corev1.Service{}, list: func() client.ObjectList { return &corev1.ServiceList{} }, pruned: true,
-		transform: applyset.Summarize(FieldManager, corev1ac.ExtractService, trimService)},
+		transform: applyset.Summarize(FieldManager, trimService)},
 	{object: &appsv1.StatefulSet{}, list: func() client.ObjectList { return &appsv1.StatefulSetList{} }, pruned: true,
-		transform: applyset.Summarize(FieldManager, appsv1ac.ExtractStatefulSet, trimStatefulSet)},
+		transform: applyset.Summarize(FieldManager, trimStatefulSet)},
 	{object: &policyv1.PodDisruptionBudget{}, list: func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, pruned: true,
-		transform: applyset.Summarize(FieldManager, policyv1ac.ExtractPodDisruptionBudget, nil)},
+		transform: applyset.Summarize[policyv1.PodDisruptionBudget](FieldManager, nil)},
 }
 
 // memberKinds are the kinds an operator ApplySet may have members of; the

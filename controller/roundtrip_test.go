@@ -6,9 +6,9 @@ import (
 	"reflect"
 	"testing"
 
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
@@ -16,10 +16,11 @@ import (
 )
 
 // TestChildrenRoundTrip applies every child of a full MySQL to the API
-// server and extracts the operator's fields back: they must equal what was
-// applied. A field the server defaults inside an atomic struct the
-// operator owns would differ, and every manager restart (a cold Seen
-// cache) would apply every child again.
+// server and applies it again: the second apply must find it unchanged, by
+// the summary of its managedFields entry (and through the cache's
+// summaries). The set of fields the server records for the operator must
+// be the one Apply computes from the apply configuration, or every manager
+// restart would apply every child again.
 func TestChildrenRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -32,15 +33,15 @@ func TestChildrenRoundTrip(t *testing.T) {
 		// each pass renders the children anew.
 		members := func() []applyset.Member {
 			return []applyset.Member{
-				applyset.Of(RootSecret(m, []byte("pw")), corev1ac.ExtractSecret),
-				applyset.Of(OperatorSecret(m, testPasswords), corev1ac.ExtractSecret),
-				applyset.Of(ConfigMap(m), corev1ac.ExtractConfigMap),
-				applyset.Of(HeadlessService(m), corev1ac.ExtractService),
-				applyset.Of(Service(m), corev1ac.ExtractService),
-				applyset.Of(PrimaryService(m), corev1ac.ExtractService),
-				applyset.Of(ReplicasService(m), corev1ac.ExtractService),
-				applyset.Of(StatefulSet(m, testAgentImage), appsv1ac.ExtractStatefulSet),
-				applyset.Of(PodDisruptionBudget(m), policyv1ac.ExtractPodDisruptionBudget),
+				applyset.Of[corev1.Secret](RootSecret(m, []byte("pw"))),
+				applyset.Of[corev1.Secret](OperatorSecret(m, testPasswords)),
+				applyset.Of[corev1.ConfigMap](ConfigMap(m)),
+				applyset.Of[corev1.Service](HeadlessService(m)),
+				applyset.Of[corev1.Service](Service(m)),
+				applyset.Of[corev1.Service](PrimaryService(m)),
+				applyset.Of[corev1.Service](ReplicasService(m)),
+				applyset.Of[appsv1.StatefulSet](StatefulSet(m, testAgentImage)),
+				applyset.Of[policyv1.PodDisruptionBudget](PodDisruptionBudget(m)),
 			}
 		}
 		a := applyset.Applier{Client: env.Client, Reader: env.Client, FieldManager: FieldManager}
@@ -50,7 +51,7 @@ func TestChildrenRoundTrip(t *testing.T) {
 			}
 		}
 		for _, member := range members() {
-			// No Seen cache: Apply extracts and compares.
+			// No Seen cache: Apply compares the summaries.
 			got, err := a.Apply(ctx, member)
 			if err != nil {
 				t.Fatal(err)
@@ -73,7 +74,7 @@ func TestChildrenRoundTrip(t *testing.T) {
 	m := sample(nil)
 	m.Namespace, m.Spec.StorageClassName, m.Spec.Replicas = ns, nil, 4
 	summarized := applyset.Applier{Client: env.Client, Reader: summaryReader{env.Client}, FieldManager: FieldManager}
-	if got, err := summarized.Apply(ctx, applyset.Of(StatefulSet(m, testAgentImage), appsv1ac.ExtractStatefulSet)); err != nil || got != applyset.Updated {
+	if got, err := summarized.Apply(ctx, applyset.Of[appsv1.StatefulSet](StatefulSet(m, testAgentImage))); err != nil || got != applyset.Updated {
 		t.Errorf("StatefulSet with 4 replicas through its summary: %s, %v; want %s", got, err, applyset.Updated)
 	}
 }
@@ -102,4 +103,28 @@ func (r summaryReader) Get(ctx context.Context, key client.ObjectKey, obj client
 		}
 	}
 	return nil
+}
+
+// TestChildOfEarlierVersion: a child an earlier version of the operator
+// applied has no applied-hash annotation; the first apply adds it, once.
+func TestChildOfEarlierVersion(t *testing.T) {
+	ctx := context.Background()
+	m := sample(nil)
+	m.Namespace = newNamespace(t)
+	if err := env.Client.Apply(ctx, ConfigMap(m), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	a := applyset.Applier{Client: env.Client, Reader: summaryReader{env.Client}, FieldManager: FieldManager}
+	for i, want := range []applyset.Result{applyset.Updated, applyset.Unchanged} {
+		if got, err := a.Apply(ctx, applyset.Of[corev1.ConfigMap](ConfigMap(m))); err != nil || got != want {
+			t.Fatalf("apply %d: %s, %v; want %s", i+1, got, err, want)
+		}
+	}
+	cm := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ConfigMapName(m)}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Annotations[applyset.AppliedAnnotation] == "" {
+		t.Errorf("annotations %v: no %s", cm.Annotations, applyset.AppliedAnnotation)
+	}
 }
