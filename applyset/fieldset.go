@@ -127,8 +127,8 @@ func fieldSet(ac applyConfiguration) ([]byte, error) {
 	return set.Difference(strippedFields).ToJSON()
 }
 
-// summaryOf hashes an applied hash, an API version and a FieldsV1 field
-// set, each closed by a zero byte.
+// summaryOf hashes an applied hash and an API version, each closed by a
+// zero byte, and a FieldsV1 field set.
 func summaryOf(applied, apiVersion string, fields []byte) [sha256.Size]byte {
 	h := sha256.New()
 	writeStrings(h, applied, apiVersion)
