@@ -135,15 +135,9 @@ func (a Applier) Apply(ctx context.Context, m Member) (Result, error) {
 		// The cache has not shown the last apply yet; its event will
 		// bring another reconcile.
 		return Awaiting, nil
-	case a.Seen.shows(seenKey, live, hash):
-		return Unchanged, nil
-	case a.Seen.has(seenKey, live, a.FieldManager, hash):
+	case a.Seen.unchanged(seenKey, live, a.FieldManager, hash):
 		return Unchanged, nil
 	default:
-		if owned, ok := ownedHash(live, a.FieldManager); ok && owned == hash {
-			a.Seen.add(seenKey, live, a.FieldManager, hash)
-			return Unchanged, nil
-		}
 		result = Updated
 	}
 	// Apply fills the apply configuration with the server's answer, so its

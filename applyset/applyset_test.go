@@ -46,9 +46,9 @@ func TestParentAnnotations(t *testing.T) {
 	}
 }
 
-// TestSeenShows: a member whose cached summary shows its desired state
-// needs no entry, which is dropped; any other keeps its entry.
-func TestSeenShows(t *testing.T) {
+// TestSeenSummary: a member whose summary shows its desired state is
+// unchanged and needs no entry, which is dropped; any other keeps its entry.
+func TestSeenSummary(t *testing.T) {
 	h1, _ := hashOf(map[string]string{"a": "1"})
 	h2, _ := hashOf(map[string]string{"a": "2"})
 	summarized := func(sum [32]byte) *corev1.ConfigMap {
@@ -56,25 +56,26 @@ func TestSeenShows(t *testing.T) {
 		cm.Annotations = map[string]string{SummaryAnnotation: hex.EncodeToString(sum[:])}
 		return cm
 	}
+	const mgr = "op"
 	s := NewSeen()
 	s.applied("k", "u1", "1", 0, h1)
-	if s.shows("k", summarized(h2), h1) {
+	if s.unchanged("k", summarized(h2), mgr, h1) {
 		t.Error("a summary of another state showed the desired one")
 	}
-	if s.shows("k", live("u1", "2", map[string]string{"op": `{"f:data":{"f:a":{}}}`}), h1) {
-		t.Error("an object without a summary showed the desired state")
+	if s.unchanged("k", live("u1", "2", map[string]string{mgr: `{"f:data":{"f:a":{}}}`}), mgr, h1) {
+		t.Error("managedFields of another state showed the desired one")
 	}
 	if _, kept := s.m["k"]; !kept {
 		t.Error("forgot a member whose cached copy does not show its desired state")
 	}
-	if !s.shows("k", summarized(h1), h1) {
+	if !s.unchanged("k", summarized(h1), mgr, h1) {
 		t.Error("a summary of the desired state did not show it")
 	}
 	if _, kept := s.m["k"]; kept {
 		t.Error("kept the entry of a member the cache shows as desired")
 	}
 	var none *Seen
-	if !none.shows("k", summarized(h1), h1) {
+	if !none.unchanged("k", summarized(h1), mgr, h1) {
 		t.Error("a nil Seen changed what a summary shows")
 	}
 }
@@ -90,26 +91,28 @@ func live(uid, resourceVersion string, fields map[string]string) *corev1.ConfigM
 	return cm
 }
 
+// TestSeen: a member whose summary differs in form from its desired one
+// is unchanged while its summary is the one read at the version applied.
 func TestSeen(t *testing.T) {
 	h1, _ := hashOf(map[string]string{"a": "1"})
 	h2, _ := hashOf(map[string]string{"a": "2"})
 	const mgr = "op"
 	own := map[string]string{mgr: `{"f:data":{"f:a":{}}}`}
 	var none *Seen
-	none.add("k", live("u1", "1", own), mgr, h1)
-	if none.has("k", live("u1", "1", own), mgr, h1) {
+	none.applied("k", "u1", "1", 0, h1)
+	if none.unchanged("k", live("u1", "1", own), mgr, h1) {
 		t.Error("a nil Seen remembered")
 	}
 
 	s := NewSeen()
-	s.add("k", live("u1", "1", own), mgr, h1)
+	s.applied("k", "u1", "1", 0, h1)
 	tests := []struct {
 		name string
 		live *corev1.ConfigMap
 		hash [32]byte
 		want bool
 	}{
-		{"same version", live("u1", "1", own), h1, true},
+		{"the version applied", live("u1", "1", own), h1, true},
 		{"status moved: new version, same owned fields", live("u1", "2", own), h1, true},
 		{"another desired state", live("u1", "1", own), h2, false},
 		{"recreated: another uid", live("u2", "1", own), h1, false},
@@ -117,8 +120,8 @@ func TestSeen(t *testing.T) {
 		{"managedFields cleared", live("u1", "4", nil), h1, false},
 	}
 	for _, tt := range tests {
-		if got := s.has("k", tt.live, mgr, tt.hash); got != tt.want {
-			t.Errorf("%s: has = %v, want %v", tt.name, got, tt.want)
+		if got := s.unchanged("k", tt.live, mgr, tt.hash); got != tt.want {
+			t.Errorf("%s: unchanged = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 
@@ -136,13 +139,13 @@ func TestSeen(t *testing.T) {
 	}
 	now = now.Add(-time.Second)
 	// The first read at the applied version learns the owned fields.
-	if s.has("k", live("u1", "6", own), mgr, h1) {
+	if s.unchanged("k", live("u1", "6", own), mgr, h1) {
 		t.Error("matched a later version before learning the owned fields")
 	}
-	if !s.has("k", live("u1", "5", own), mgr, h1) {
+	if !s.unchanged("k", live("u1", "5", own), mgr, h1) {
 		t.Error("did not match the applied version")
 	}
-	if !s.has("k", live("u1", "7", own), mgr, h1) {
+	if !s.unchanged("k", live("u1", "7", own), mgr, h1) {
 		t.Error("did not learn the owned fields at the applied version")
 	}
 	if s.awaiting("k", h1) {
@@ -158,7 +161,7 @@ func TestSeen(t *testing.T) {
 		t.Error("behind: want only an older generation of the member applied")
 	}
 	s.forget("k")
-	if s.has("k", live("u1", "5", own), mgr, h1) {
+	if s.unchanged("k", live("u1", "5", own), mgr, h1) {
 		t.Error("kept a forgotten entry")
 	}
 }

@@ -14,9 +14,9 @@ import (
 // shown yet, so that a lagging cache is awaited rather than applied again,
 // and, the way Cluster API's server-side apply cache does, each member
 // whose summary does not show its desired state although it was just
-// applied or found equal to it (its field set recorded otherwise than
-// Apply computes it): the summary it had then, so that such a member is
-// not applied again at every reconcile.
+// applied (its field set recorded otherwise than Apply computes it): the
+// summary it had then, so that such a member is not applied again at every
+// reconcile.
 //
 // A member is seen unchanged while its desired hash and UID are the same and
 // either its resourceVersion is the one remembered or its summary is the
@@ -73,9 +73,22 @@ func (s *Seen) behind(key string, live client.Object) bool {
 	return ok && !e.applied.IsZero() && e.uid == live.GetUID() && live.GetGeneration() < e.generation
 }
 
-// has says whether live, desired as hash, is unchanged since it was seen.
-func (s *Seen) has(key string, live client.Object, fieldManager string, hash [sha256.Size]byte) bool {
-	if s == nil {
+// unchanged says whether live, whose desired state is hash, needs no
+// apply: its summary (see ownedHash) is that of the desired state, and the
+// member is forgotten, since its summary is all Apply needs; or it is the
+// summary remembered at the member's last apply or since, for a member
+// whose field set the server records otherwise than Apply computes it. So
+// Seen holds only members applied and not yet read back, and those that
+// differ in form, rather than every member at rest.
+func (s *Seen) unchanged(key string, live client.Object, fieldManager string, hash [sha256.Size]byte) bool {
+	fields, found := ownedHash(live, fieldManager)
+	switch {
+	case !found:
+		return false
+	case fields == hash:
+		s.forget(key)
+		return true
+	case s == nil:
 		return false
 	}
 	s.mu.Lock()
@@ -84,49 +97,17 @@ func (s *Seen) has(key string, live client.Object, fieldManager string, hash [sh
 	if !ok || e.hash != hash || e.uid != live.GetUID() {
 		return false
 	}
-	fields, found := ownedHash(live, fieldManager)
-	if !found {
-		return false
-	}
-	if live.GetResourceVersion() == e.resourceVersion {
-		if e.fields == ([sha256.Size]byte{}) {
-			e.fields = fields
-			s.m[key] = e
-		}
-		return e.fields == fields
+	if live.GetResourceVersion() == e.resourceVersion && e.fields == ([sha256.Size]byte{}) {
+		// The first read at the applied version learns its summary.
+		e.fields = fields
+		s.m[key] = e
 	}
 	return e.fields != ([sha256.Size]byte{}) && e.fields == fields
 }
 
-// shows says whether live, summarized by the cache, shows the desired
-// state of hash; if so the member is forgotten, since its summary is then
-// all Apply needs. So Seen holds only members applied and not yet read
-// back, and those whose live state differs in form from what was applied
-// (has learns them), rather than every member at rest.
-func (s *Seen) shows(key string, live client.Object, hash [sha256.Size]byte) bool {
-	if sum, ok := summary(live); !ok || sum != hash {
-		return false
-	}
-	s.forget(key)
-	return true
-}
-
-// add remembers live, found equal to the desired state of hash.
-func (s *Seen) add(key string, live client.Object, fieldManager string, hash [sha256.Size]byte) {
-	if s == nil {
-		return
-	}
-	fields, found := ownedHash(live, fieldManager)
-	if !found {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = seenEntry{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), fields: fields, hash: hash}
-}
-
 // applied remembers a member just applied: the server's answer carries its
-// UID and resourceVersion but not its managedFields, which has reads later.
+// UID and resourceVersion but not its managedFields, which unchanged reads
+// later.
 func (s *Seen) applied(key string, uid types.UID, resourceVersion string, generation int64, hash [sha256.Size]byte) {
 	if s == nil || uid == "" || resourceVersion == "" {
 		return
