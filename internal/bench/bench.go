@@ -163,7 +163,7 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 		return 0, err
 	}
 	log("floor: applying the children of %d MySQLs directly", n)
-	begin := time.Now()
+	cpu, begin := c.CPU(), time.Now()
 	for i := range n {
 		m := mysqlSpec(i)
 		secret := controller.RootSecret(m, []byte("benchmark-password-not-secret"))
@@ -182,7 +182,7 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 	log("floor: applied in %s", time.Since(begin).Round(10*time.Millisecond))
 	err = p.waitStatefulSets(ctx, n, opts.Timeout, log)
 	d := time.Since(begin)
-	log("floor: %s", d.Round(10*time.Millisecond))
+	log("floor: %s; %s", d.Round(10*time.Millisecond), cpuUsed(c.CPU().Since(cpu), d))
 	return d, err
 }
 

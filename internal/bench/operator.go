@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -118,7 +119,7 @@ func (r *operatorRun) startManager(ctx context.Context) (uint64, error) {
 func (r *operatorRun) converge(ctx context.Context) (uint64, error) {
 	r.log("converge: creating %d MySQLs", r.n)
 	cpuDone := r.prof.cpu("cpu-converge", time.Minute)
-	begin := time.Now()
+	cpu, begin := r.c.CPU(), time.Now()
 	if err := parallel(r.n, func(i int) error { return r.c.Client.Create(ctx, mysqlSpec(i)) }); err != nil {
 		return 0, err
 	}
@@ -126,6 +127,7 @@ func (r *operatorRun) converge(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("converge: %w (manager log: %s)", err, r.c.LogPath("manager"))
 	}
 	r.res.Converge = time.Since(begin)
+	r.log("converge: %s", cpuUsed(r.c.CPU().Since(cpu), r.res.Converge))
 	if err := errors.Join(<-cpuDone, r.prof.save("allocs-converge", "allocs")); err != nil {
 		return 0, err
 	}
@@ -296,4 +298,10 @@ func waitWatching(ctx context.Context, mgr *cluster.Manager) error {
 		}
 		return true, nil
 	})
+}
+
+// cpuUsed says what CPU time each process used in d, and what the
+// machine had: where the time of a phase went.
+func cpuUsed(used cluster.CPU, d time.Duration) string {
+	return fmt.Sprintf("CPU time %s of %.0fs (%d cores)", used, d.Seconds()*float64(runtime.NumCPU()), runtime.NumCPU())
 }
