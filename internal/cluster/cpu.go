@@ -28,10 +28,7 @@ func (c *Cluster) CPU() CPU {
 		}
 	}
 	for _, m := range c.managers {
-		m.mu.Lock()
-		p := m.current
-		m.mu.Unlock()
-		if d, err := processCPU(strconv.Itoa(p.cmd.Process.Pid)); err == nil {
+		if d, err := processCPU(strconv.Itoa(m.process().cmd.Process.Pid)); err == nil {
 			cpu[m.Name] += d
 		}
 	}
@@ -63,7 +60,12 @@ func (c CPU) String() string {
 		names = append(names, name)
 		sum += t
 	}
-	sort.Slice(names, func(i, j int) bool { return c[names[i]] > c[names[j]] })
+	sort.Slice(names, func(i, j int) bool {
+		if c[names[i]] != c[names[j]] {
+			return c[names[i]] > c[names[j]]
+		}
+		return names[i] < names[j]
+	})
 	parts := make([]string, len(names))
 	for i, name := range names {
 		parts[i] = fmt.Sprintf("%s %.0fs", name, c[name].Seconds())

@@ -40,4 +40,8 @@ func TestCPUSince(t *testing.T) {
 	if want := "manager 20s, etcd 5s, kwok 1s: 26s"; got != want {
 		t.Errorf("Since = %q, want %q", got, want)
 	}
+	tied := CPU{"kwok": time.Second, "etcd": time.Second, "bench": time.Second}
+	if got, want := tied.String(), "bench 1s, etcd 1s, kwok 1s: 3s"; got != want {
+		t.Errorf("String = %q, want %q: equal times by name", got, want)
+	}
 }

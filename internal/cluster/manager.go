@@ -78,10 +78,7 @@ func (c *Cluster) StartManagerEnv(ctx context.Context, name, binary string, env 
 func (m *Manager) supervise(logPath string, env []string, binary string, args []string) {
 	defer close(m.loopDone)
 	for {
-		m.mu.Lock()
-		p := m.current
-		m.mu.Unlock()
-		<-p.done
+		<-m.process().done
 		m.mu.Lock()
 		if m.stopped {
 			m.mu.Unlock()
@@ -103,12 +100,18 @@ func (m *Manager) supervise(logPath string, env []string, binary string, args []
 	}
 }
 
+// process returns the running manager process, the latest the supervisor
+// started.
+func (m *Manager) process() *process {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.current
+}
+
 // Crash kills the running manager process with SIGKILL; the supervisor
 // starts it again, as a kubelet restarts a crashed container.
 func (m *Manager) Crash() {
-	m.mu.Lock()
-	p := m.current
-	m.mu.Unlock()
+	p := m.process()
 	p.signal(syscall.SIGKILL)
 	<-p.done
 }

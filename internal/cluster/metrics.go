@@ -138,9 +138,7 @@ func (ms Metrics) Quantile(name string, labels map[string]string, q float64) tim
 // Memory reads the peak and current resident set size of the manager
 // process from /proc, in bytes.
 func (m *Manager) Memory() (peak, current uint64, err error) {
-	m.mu.Lock()
-	pid := m.current.cmd.Process.Pid
-	m.mu.Unlock()
+	pid := m.process().cmd.Process.Pid
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0, err
