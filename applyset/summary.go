@@ -16,7 +16,8 @@ const SummaryAnnotation = "applyset.database.example.com/owned-fields-sha256"
 // Summarize returns a cache transform for objects of type PL that keeps
 // what Apply needs of them in a few bytes: it sets the object's summary (the
 // hash of its AppliedAnnotation and of the set of fields fieldManager owns)
-// as SummaryAnnotation, drops every managedFields entry, and then lets trim
+// as SummaryAnnotation, drops every managedFields entry and the
+// AppliedAnnotation (both are in the summary), and then lets trim
 // (if not nil) drop what the manager never reads, such as a StatefulSet's
 // pod template. The managedFields and templates of the objects an operator
 // applies are most of what its cache holds.
@@ -46,6 +47,7 @@ func Summarize[L any, PL interface {
 				annotations = map[string]string{}
 			}
 			annotations[SummaryAnnotation] = hex.EncodeToString(sum[:])
+			delete(annotations, AppliedAnnotation) // in the summary
 			obj.SetAnnotations(annotations)
 			obj.SetManagedFields(nil)
 		}

@@ -10,8 +10,8 @@ import (
 
 // TestSummarize shows that the summary of an object is made from its
 // AppliedAnnotation and its field manager's entry, that the managedFields
-// are gone, and that a second pass (client-go may transform a cached object
-// again) changes nothing.
+// and the AppliedAnnotation are gone, and that a second pass (client-go may
+// transform a cached object again) changes nothing.
 func TestSummarize(t *testing.T) {
 	live := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", Annotations: map[string]string{AppliedAnnotation: "abc"},
@@ -35,8 +35,9 @@ func TestSummarize(t *testing.T) {
 	if !ok || got != want {
 		t.Fatalf("summary %x (found %t), want %x", got, ok, want)
 	}
-	if len(live.ManagedFields) != 0 || live.Data["b"] != "" {
-		t.Errorf("managedFields %v, data %v: want none, and the trimmed key gone", live.ManagedFields, live.Data)
+	if len(live.ManagedFields) != 0 || live.Data["b"] != "" || live.Annotations[AppliedAnnotation] != "" {
+		t.Errorf("managedFields %v, data %v, annotations %v: want no managedFields or applied hash, and the trimmed key gone",
+			live.ManagedFields, live.Data, live.Annotations)
 	}
 	if _, err := transform(live); err != nil {
 		t.Fatal(err)
