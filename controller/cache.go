@@ -109,13 +109,34 @@ func trimService(s *corev1.Service) { s.Spec, s.Status = corev1.ServiceSpec{}, c
 func trimConfigMap(c *corev1.ConfigMap) { c.Data, c.BinaryData = nil, nil }
 
 // stripPod is the cache transform of the database pods: the operator reads
-// their metadata and status, never their spec, which is most of a pod (the
-// containers of the template, their volumes and environment). Pods are the
-// largest objects the manager caches, two per MySQL or more.
+// their metadata and what their status says of their health (phase,
+// address, conditions, the state of each container), never their spec,
+// which is most of a pod (the containers of the template, their volumes
+// and environment), nor what the kubelet reports of each container's
+// image, mounts, resources and user. Pods are the largest objects the
+// manager caches, one per instance: a real node's pod holds about 5 KB of
+// heap stripped, 13 KB with its whole status (TestStripPod shows that the
+// operator reads a stripped pod as it reads the pod).
 func stripPod(in any) (any, error) {
 	if p, ok := in.(*corev1.Pod); ok {
 		p.Spec = corev1.PodSpec{}
 		p.ManagedFields = nil
+		p.Status = corev1.PodStatus{
+			Phase: p.Status.Phase, Reason: p.Status.Reason, Message: p.Status.Message, PodIP: p.Status.PodIP,
+			Conditions:            p.Status.Conditions,
+			InitContainerStatuses: trimContainerStatuses(p.Status.InitContainerStatuses),
+			ContainerStatuses:     trimContainerStatuses(p.Status.ContainerStatuses),
+		}
 	}
 	return in, nil
+}
+
+// trimContainerStatuses keeps of each container status what the operator
+// reads: its name, state, last termination, readiness and restarts.
+func trimContainerStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	for i, c := range in {
+		in[i] = corev1.ContainerStatus{Name: c.Name, State: c.State, LastTerminationState: c.LastTerminationState,
+			Ready: c.Ready, RestartCount: c.RestartCount, Started: c.Started}
+	}
+	return in
 }

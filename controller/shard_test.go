@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -85,25 +82,5 @@ func TestLeaderElectionID(t *testing.T) {
 	}
 	if LeaderElectionID(a) == LeaderElectionID(b) || LeaderElectionID(a) == LeaderElectionID(labels.Everything()) {
 		t.Errorf("shards share a Lease: %s, %s", LeaderElectionID(a), LeaderElectionID(b))
-	}
-}
-
-// TestStripPod keeps of a cached pod what the operator reads: metadata
-// and status, not the spec or the managed fields.
-func TestStripPod(t *testing.T) {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "db-0", Labels: map[string]string{LabelRole: rolePrimary},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}},
-		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: containerName, Image: "mariadb"}}},
-		Status: corev1.PodStatus{PodIP: "10.0.0.1", ContainerStatuses: []corev1.ContainerStatus{{Name: containerName, Ready: true}}},
-	}
-	want := p.DeepCopy()
-	want.Spec, want.ManagedFields = corev1.PodSpec{}, nil
-	out, err := stripPod(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !equality.Semantic.DeepEqual(out, want) {
-		t.Errorf("stripped pod:\n got %+v\nwant %+v", out, want)
 	}
 }
