@@ -1,6 +1,7 @@
 package applyset
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"testing"
 	"time"
@@ -49,8 +50,8 @@ func TestParentAnnotations(t *testing.T) {
 // TestSeenSummary: a member whose summary shows its desired state is
 // unchanged and needs no entry, which is dropped; any other keeps its entry.
 func TestSeenSummary(t *testing.T) {
-	h1, _ := hashOf(map[string]string{"a": "1"})
-	h2, _ := hashOf(map[string]string{"a": "2"})
+	h1 := sha256.Sum256([]byte("a: 1"))
+	h2 := sha256.Sum256([]byte("a: 2"))
 	summarized := func(sum [32]byte) *corev1.ConfigMap {
 		cm := live("u1", "2", nil)
 		cm.Annotations = map[string]string{SummaryAnnotation: hex.EncodeToString(sum[:])}
@@ -94,8 +95,8 @@ func live(uid, resourceVersion string, fields map[string]string) *corev1.ConfigM
 // TestSeen: a member whose summary differs in form from its desired one
 // is unchanged while its summary is the one read at the version applied.
 func TestSeen(t *testing.T) {
-	h1, _ := hashOf(map[string]string{"a": "1"})
-	h2, _ := hashOf(map[string]string{"a": "2"})
+	h1 := sha256.Sum256([]byte("a: 1"))
+	h2 := sha256.Sum256([]byte("a: 2"))
 	const mgr = "op"
 	own := map[string]string{mgr: `{"f:data":{"f:a":{}}}`}
 	var none *Seen

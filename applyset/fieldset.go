@@ -76,17 +76,21 @@ func liveSummary(obj client.Object, fieldManager string) ([sha256.Size]byte, boo
 // appliedSummary sets the AppliedAnnotation of ac and returns the summary
 // an object has right after ac was applied to it: the hash of that
 // annotation, ac's API version and the set of fields ac holds, as the API
-// server records it in the applier's managedFields entry.
+// server records it in the applier's managedFields entry. ac is marshalled
+// once: the JSON that the applied hash is made of is also what a miss of
+// the memo converts to a field set.
 func appliedSummary(ac applyConfiguration) ([sha256.Size]byte, error) {
 	meta := answerMeta(ac)
 	if meta == nil {
 		return [sha256.Size]byte{}, fmt.Errorf("%T has no metadata", ac)
 	}
 	delete(meta.Annotations, AppliedAnnotation)
-	core, err := hashOf(ac)
+	// encoding/json sorts map keys: equal configurations hash equal.
+	data, err := json.Marshal(ac)
 	if err != nil {
 		return [sha256.Size]byte{}, err
 	}
+	core := sha256.Sum256(data)
 	applied := hex.EncodeToString(core[:])
 	if meta.Annotations == nil {
 		meta.Annotations = map[string]string{}
@@ -95,7 +99,7 @@ func appliedSummary(ac applyConfiguration) ([sha256.Size]byte, error) {
 	if sum, ok := summaryMemo.Get(core); ok {
 		return sum.([sha256.Size]byte), nil
 	}
-	fields, err := fieldSet(ac)
+	fields, err := fieldSet(data, applied)
 	if err != nil {
 		return [sha256.Size]byte{}, err
 	}
@@ -104,18 +108,21 @@ func appliedSummary(ac applyConfiguration) ([sha256.Size]byte, error) {
 	return sum, nil
 }
 
-// fieldSet returns the field set of ac as the API server writes it in
-// FieldsV1: converted from ac's JSON as an apply request's body is, less
-// the fields the server strips.
-func fieldSet(ac applyConfiguration) ([]byte, error) {
-	data, err := json.Marshal(ac)
-	if err != nil {
-		return nil, err
-	}
+// fieldSet returns the field set of the apply configuration whose JSON is
+// data once its AppliedAnnotation is applied, as the API server writes it
+// in FieldsV1: converted as an apply request's body is, less the fields
+// the server strips.
+func fieldSet(data []byte, applied string) ([]byte, error) {
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(data); err != nil {
 		return nil, err
 	}
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AppliedAnnotation] = applied
+	u.SetAnnotations(annotations)
 	tv, err := typeConverter().ObjectToTyped(u, typed.AllowDuplicates)
 	if err != nil {
 		return nil, fmt.Errorf("type %s: %w", u.GetKind(), err)

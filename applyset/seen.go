@@ -2,7 +2,6 @@ package applyset
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -124,14 +123,4 @@ func (s *Seen) forget(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, key)
-}
-
-// hashOf hashes the JSON form of an apply configuration; encoding/json sorts
-// map keys, so equal configurations hash equal.
-func hashOf(ac any) ([sha256.Size]byte, error) {
-	data, err := json.Marshal(ac)
-	if err != nil {
-		return [sha256.Size]byte{}, err
-	}
-	return sha256.Sum256(data), nil
 }

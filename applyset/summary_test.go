@@ -1,6 +1,7 @@
 package applyset
 
 import (
+	"encoding/json"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +87,11 @@ func TestAppliedSummary(t *testing.T) {
 	if err != nil || again != sum || ac.Annotations[AppliedAnnotation] != applied {
 		t.Errorf("a second pass: %x, %v, annotation %q; want %x, %q", again, err, ac.Annotations[AppliedAnnotation], sum, applied)
 	}
-	fields, err := fieldSet(ac)
+	data, err := json.Marshal(ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, err := fieldSet(data, applied)
 	if err != nil {
 		t.Fatal(err)
 	}
