@@ -115,7 +115,7 @@ func WriteReport(dir, command string, window time.Duration, results []Result) er
 func writeTargets(b *strings.Builder, r Result) {
 	fmt.Fprintf(b, "- N=%d: idle writes %.0f (target %d): %s", r.N, r.SteadyWrites, targetIdleOps, verdict(r.SteadyWrites <= targetIdleOps))
 	applies, patches := r.appliesPerChangedChild(), r.ChangeRequests["patch mysqls/status"]
-	fmt.Fprintf(b, "; applies per changed child %.2f (target <= 1): %s; status patches per change %.2f (target <= %d): %s",
+	fmt.Fprintf(b, "; applies per changed child %.2f (target <= 1): %s; status patches per change %.3f (target <= %d): %s",
 		applies, verdict(applies <= 1), patches, targetStatusPatches, verdict(patches <= targetStatusPatches))
 	fmt.Fprintf(b, "; one change %s idle (target < %s): %s, %s during the resync (target < %s): %s",
 		r.ReactionIdle.Round(time.Millisecond), targetReactionIdle, verdict(r.ReactionIdle < targetReactionIdle),
