@@ -18,6 +18,7 @@ import (
 // cachedObject is one object of the fixture as the API server sends it to
 // the manager's informers, and the transform the manager's cache runs on it.
 type cachedObject struct {
+	kind      string
 	raw       []byte
 	decoder   runtime.Decoder
 	transform func(any) (any, error)
@@ -67,7 +68,7 @@ func cacheFixture(tb testing.TB) []cachedObject {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
 			tb.Fatal(err)
 		}
-		c := cachedObject{decoder: pb, transform: opts.DefaultTransform}
+		c := cachedObject{kind: u.GetKind(), decoder: pb, transform: opts.DefaultTransform}
 		for o, by := range opts.ByObject {
 			if reflect.TypeOf(o) == reflect.TypeOf(typed) && by.Transform != nil {
 				c.transform = by.Transform
@@ -105,7 +106,8 @@ func heapPerMySQL(tb testing.TB, fixture []cachedObject, n int, transformed bool
 
 // BenchmarkCacheMySQL states what one MySQL with three instances costs the
 // manager's cache on a real node: "B/MySQL" is the heap its objects keep
-// as the cache keeps them, "whole-B/MySQL" what they would keep untrimmed;
+// as the cache keeps them ("Pod-B/MySQL" and so on, those of one kind),
+// "whole-B/MySQL" what they would keep untrimmed;
 // each iteration decodes and transforms its objects, as a restarted
 // manager's initial list does.
 //
@@ -121,4 +123,11 @@ func BenchmarkCacheMySQL(b *testing.B) {
 	// After the loop: its first pass resets the metrics reported.
 	b.ReportMetric(heapPerMySQL(b, fixture, 200, true), "B/MySQL")
 	b.ReportMetric(heapPerMySQL(b, fixture, 200, false), "whole-B/MySQL")
+	byKind := map[string][]cachedObject{}
+	for _, c := range fixture {
+		byKind[c.kind] = append(byKind[c.kind], c)
+	}
+	for kind, objs := range byKind {
+		b.ReportMetric(heapPerMySQL(b, objs, 200, true), kind+"-B/MySQL")
+	}
 }

@@ -13,8 +13,9 @@ import (
 
 // TestStripPod shows that the cache's copy of a database pod answers every
 // question the operator asks of a pod as the pod itself does, and holds
-// none of what it never reads (the spec, the images, mounts and resources
-// of the container statuses), and that a second pass changes nothing.
+// none of what it never reads (the spec, the conditions but PodScheduled
+// and Ready, the images, mounts and resources of the container statuses),
+// and that a second pass changes nothing.
 func TestStripPod(t *testing.T) {
 	since := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	status := func(name string, state corev1.ContainerState) corev1.ContainerStatus {
@@ -44,7 +45,8 @@ func TestStripPod(t *testing.T) {
 	waiting := func(reason string) corev1.ContainerState {
 		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "back-off"}}
 	}
-	ready := []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue, LastProbeTime: since}}
+	ready := []corev1.PodCondition{{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}, {Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue, LastProbeTime: since}}
 	for name, p := range map[string]*corev1.Pod{
 		"ready":         pod(ready, done, running),
 		"crashing":      pod(nil, done, waiting("CrashLoopBackOff")),
@@ -68,6 +70,11 @@ func TestStripPod(t *testing.T) {
 			}
 			if !equality.Semantic.DeepEqual(s.Spec, corev1.PodSpec{}) || s.ManagedFields != nil || s.Status.HostIPs != nil || s.Status.StartTime != nil {
 				t.Errorf("spec, managedFields or unread status kept: %+v", s)
+			}
+			for _, c := range s.Status.Conditions {
+				if c.Type != corev1.PodScheduled && c.Type != corev1.PodReady {
+					t.Errorf("condition %s kept", c.Type)
+				}
 			}
 			for _, c := range append(s.Status.InitContainerStatuses, s.Status.ContainerStatuses...) {
 				if c.Image != "" || c.ImageID != "" || c.VolumeMounts != nil || c.Resources != nil || c.AllocatedResources != nil || c.User != nil {
