@@ -154,7 +154,7 @@ func (r *Reconciler) finish(ctx context.Context, obj *databasev1.MySQL, obs *obs
 		// Observe the action's outcome and take the next step.
 		after = append(after, time.Second)
 	}
-	return requeue(soonest(append(after, obs.recheck)...), r.CheckInterval), nil
+	return requeue(soonest(append(after, obs.recheck)...), untilCheck(time.Now(), obj.UID, r.CheckInterval)), nil
 }
 
 // requeue is when to reconcile a MySQL again: after the soonest thing it

@@ -183,7 +183,7 @@ func (r *sqlReconciler[T]) finish(ctx context.Context, obj T, obs *sqlObservatio
 	case reconcileErr != nil:
 		return ctrl.Result{}, reconcileErr
 	}
-	return ctrl.Result{RequeueAfter: r.DriftInterval}, nil
+	return ctrl.Result{RequeueAfter: untilCheck(time.Now(), obj.GetUID(), r.DriftInterval)}, nil
 }
 
 // writeStatus patches obj's status to want's, in one merge patch, unless

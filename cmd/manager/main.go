@@ -83,7 +83,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.agentImage, "agent-image", "",
 		"Image the database pods copy the agent from; empty means the manager's own image, read from its pod (POD_NAME, POD_NAMESPACE).")
 	fs.DurationVar(&o.checkInterval, "check-interval", controller.DefaultCheckInterval,
-		"How often the servers of an idle MySQL are checked (one status query per server).")
+		"How often the servers of an idle MySQL are checked (one status query per server); each MySQL at its own phase of the interval.")
 	fs.DurationVar(&o.failoverGrace, "failover-grace", controller.DefaultFailoverGrace,
 		"How long a primary may be unreachable before the operator fails over.")
 	fs.DurationVar(&o.maxLag, "max-lag", controller.DefaultMaxLag, "Replication lag above which a replica is not ready.")
