@@ -74,11 +74,13 @@ func measureOperator(ctx context.Context, n int, opts Options, log func(string, 
 	if err := r.change(ctx); err != nil {
 		return err
 	}
-	if res.PeakRSS, _, err = r.mgr.Memory(); err != nil {
+	changePeak, _, err := r.mgr.Memory()
+	if err != nil {
 		return err
 	}
-	res.PeakRSS = max(res.PeakRSS, convergePeak, restartPeak)
-	log("memory: peak RSS %.1f MiB", mib(res.PeakRSS))
+	res.PeakRSS = max(changePeak, convergePeak, restartPeak)
+	log("memory: peak RSS %.1f MiB: %.1f converging, %.1f restarted for the idle window and the reaction, %.1f restarted for the resync and the change",
+		mib(res.PeakRSS), mib(convergePeak), mib(restartPeak), mib(changePeak))
 	return nil
 }
 
