@@ -143,8 +143,8 @@ func (r *Reconciler) childrenFingerprint(ctx context.Context, obj *databasev1.My
 // it, made from its UID, so that the checks of many objects spread evenly
 // over the interval. A restarted manager reconciles every MySQL at once; if
 // each then came back an interval later, they would all be checked at once
-// every interval, and the collector, marking while such a burst allocates,
-// would count much of it live and let the heap grow the more.
+// every interval: a burst of N x instances status queries, and of
+// allocation, where an even load does the same work.
 func untilCheck(now time.Time, uid types.UID, interval time.Duration) time.Duration {
 	if interval <= 0 {
 		return 0
