@@ -182,7 +182,7 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 	log("floor: applied in %s", time.Since(begin).Round(10*time.Millisecond))
 	err = p.waitStatefulSets(ctx, n, opts.Timeout, log)
 	d := time.Since(begin)
-	log("floor: %s; %s", d.Round(10*time.Millisecond), cpuUsed(c.CPU().Since(cpu), d))
+	log("floor: %s; %s; %s", d.Round(10*time.Millisecond), cpuUsed(c.CPU().Since(cpu), d), schedulingAttempts(c))
 	return d, err
 }
 

@@ -129,7 +129,7 @@ func (r *operatorRun) converge(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("converge: %w (manager log: %s)", err, r.c.LogPath("manager"))
 	}
 	r.res.Converge = time.Since(begin)
-	r.log("converge: %s", cpuUsed(r.c.CPU().Since(cpu), r.res.Converge))
+	r.log("converge: %s; %s", cpuUsed(r.c.CPU().Since(cpu), r.res.Converge), schedulingAttempts(r.c))
 	if err := errors.Join(<-cpuDone, r.prof.save("allocs-converge", "allocs")); err != nil {
 		return 0, err
 	}
@@ -300,6 +300,17 @@ func waitWatching(ctx context.Context, mgr *cluster.Manager) error {
 		}
 		return true, nil
 	})
+}
+
+// schedulingAttempts says how many times kube-scheduler tried to schedule
+// a pod on c, by result: the scheduler's share of the CPU varies the most
+// between runs, and a pod tried again is work the floor may not have had.
+func schedulingAttempts(c *cluster.Cluster) string {
+	a, err := c.SchedulingAttempts()
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("kube-scheduler attempts: %.0f scheduled, %.0f unschedulable, %.0f errors", a["scheduled"], a["unschedulable"], a["error"])
 }
 
 // cpuUsed says what CPU time each process used in d, and what the

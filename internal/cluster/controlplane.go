@@ -77,7 +77,9 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 	if err := c.startProcess("kube-scheduler", "kube-scheduler",
 		"--kubeconfig="+c.Kubeconfig, "--leader-elect=false",
 		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
-		"--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez"); err != nil {
+		// /metrics too: the benchmark reads how often it tried to
+		// schedule a pod (SchedulingAttempts).
+		"--authentication-skip-lookup=true", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"); err != nil {
 		return err
 	}
 	return waitHTTP(ctx, c.procs["kube-scheduler"], fmt.Sprintf("https://127.0.0.1:%d/healthz", port), nil)

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,9 +24,13 @@ func (m *Manager) Metrics() (Metrics, error) {
 	return scrape(m.Name, m.MetricsURL)
 }
 
+// loopbackClient reads the harness's own components on loopback, whose
+// serving certificates are self-signed: as waitHTTP, it checks none.
+var loopbackClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+
 // scrape reads the Prometheus metrics of the component name at url.
 func scrape(name, url string) (Metrics, error) {
-	resp, err := http.Get(url)
+	resp, err := loopbackClient.Get(url)
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: %w", name, err)
 	}
@@ -172,4 +177,25 @@ func (m *Manager) Profile(query string, w io.Writer) error {
 	}
 	_, err = io.Copy(w, resp.Body)
 	return err
+}
+
+// SchedulingAttempts reads kube-scheduler's scheduler_schedule_attempts_total:
+// how many times it tried to schedule a pod, by result (scheduled,
+// unschedulable, error). Its metrics are served on loopback without
+// authentication, to this harness only.
+func (c *Cluster) SchedulingAttempts() (map[string]float64, error) {
+	url := fmt.Sprintf("https://127.0.0.1:%d/metrics", c.ports["kube-scheduler"])
+	ms, err := scrape("kube-scheduler", url)
+	if err != nil {
+		return nil, err
+	}
+	attempts := map[string]float64{}
+	for _, m := range ms["scheduler_schedule_attempts_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "result" {
+				attempts[l.GetValue()] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return attempts, nil
 }
