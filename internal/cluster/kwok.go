@@ -13,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -42,12 +42,24 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 	if err := c.startProcess("kwok", "kwok", args...); err != nil {
 		return err
 	}
-	if err := c.applyFile(ctx, filepath.Join(stages, "volume", "fast", "storage-class.yaml")); err != nil {
-		return err
+	return client.IgnoreAlreadyExists(c.Client.Create(ctx, kwokStorageClass()))
+}
+
+// kwokStorageClass is the default StorageClass of a cluster with KWOK
+// nodes, served by KWOK's volume stages: theirs (volume/fast/
+// storage-class.yaml), but as most clouds' default classes are, volumes
+// can grow and are bound when the first pod is scheduled. With KWOK's
+// Immediate binding the scheduler tries a pod again and again until its
+// claim is bound, and how often depends on how many pods wait at once.
+func kwokStorageClass() *storagev1.StorageClass {
+	return &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "kwok-volume",
+			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		Provisioner:          "kwok.x-k8s.io/volume",
+		ReclaimPolicy:        ptr.To(corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		AllowVolumeExpansion: ptr.To(true),
 	}
-	// Volumes can grow, as on most clouds' StorageClasses.
-	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "kwok-volume"}}
-	return c.Client.Patch(ctx, sc, client.RawPatch(types.MergePatchType, []byte(`{"allowVolumeExpansion":true}`)))
 }
 
 // kwokStageDir finds kustomize/stage of the kwok module in the module cache.
