@@ -38,7 +38,7 @@ type Options struct {
 	// TLS, when set, is used for the connections.
 	TLS *tls.Config
 	// Dial replaces the network dialer (default: one counting round trips
-	// in RoundTrips).
+	// in RoundTrips and open connections in Connections).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
@@ -68,7 +68,7 @@ func (o Options) withDefaults() Options {
 		o.WriteTimeout = d.WriteTimeout
 	}
 	if o.Dial == nil {
-		o.Dial = CountingDialer(RoundTrips)
+		o.Dial = CountingDialer(RoundTrips, Connections)
 	}
 	return o
 }

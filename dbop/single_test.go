@@ -190,13 +190,23 @@ func TestStatusOneRoundTrip(t *testing.T) {
 	e := startEnv(t, 1)
 	ctx := context.Background()
 	packets := prometheus.NewCounter(prometheus.CounterOpts{Name: "packets"})
-	in, err := Open(e.servers[0].Addr(), adminCred, Options{Dial: CountingDialer(packets)})
+	open := prometheus.NewGauge(prometheus.GaugeOpts{Name: "open"})
+	in, err := Open(e.servers[0].Addr(), adminCred, Options{Dial: CountingDialer(packets, open)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = in.Close() }()
 	if _, err := in.Status(ctx); err != nil { // detects the dialect and connects
 		t.Fatal(err)
+	}
+	defer func() {
+		_ = in.Close()
+		if n := testutil.ToFloat64(open); n != 0 {
+			t.Errorf("%v connections counted open after Close, want 0", n)
+		}
+	}()
+	if n := testutil.ToFloat64(open); n != 1 {
+		t.Errorf("%v connections counted open after one Status, want 1", n)
 	}
 	for range 3 {
 		before := testutil.ToFloat64(packets)
