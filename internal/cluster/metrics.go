@@ -190,12 +190,8 @@ func (c *Cluster) SchedulingAttempts() (map[string]float64, error) {
 		return nil, err
 	}
 	attempts := map[string]float64{}
-	for _, m := range ms["scheduler_schedule_attempts_total"].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "result" {
-				attempts[l.GetValue()] += m.GetCounter().GetValue()
-			}
-		}
+	for _, result := range []string{"scheduled", "unschedulable", "error"} {
+		attempts[result] = ms.Sum("scheduler_schedule_attempts_total", map[string]string{"result": result})
 	}
 	return attempts, nil
 }
