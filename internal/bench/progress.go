@@ -40,6 +40,14 @@ type progress struct {
 	// since is the generation each MySQL had when the running wait
 	// began: an older copy in the cache is not yet judged.
 	since map[types.UID]int64
+	// cpu reads the CPU time of the cluster's processes, and lastCPU is
+	// its reading at the last progress line: each line says who worked
+	// in the half minute before it, so that a converge standing still
+	// shows whether the control plane was busy or idle.
+	cpu     func() cluster.CPU
+	lastCPU cluster.CPU
+	// backlog says what waits in the control plane's queues.
+	backlog func() (string, error)
 }
 
 // judgement is what progress concluded of one object at one
@@ -65,7 +73,7 @@ func watchProgress(ctx context.Context, c *cluster.Cluster) (*progress, error) {
 	if !ca.WaitForCacheSync(ctx) {
 		return nil, errors.New("the benchmark's cache did not sync")
 	}
-	return &progress{reader: ca, direct: c.Client, judged: map[types.UID]judgement{}}, nil
+	return &progress{reader: ca, direct: c.Client, judged: map[types.UID]judgement{}, cpu: c.CPU, backlog: c.Backlog}, nil
 }
 
 // judge returns done(o), remembered for o's resourceVersion.
@@ -81,26 +89,39 @@ func (p *progress) judge(o client.Object, done func() (bool, error)) (bool, erro
 	return d, nil
 }
 
-// count counts the objects of the namespace that are done.
-func (p *progress) count(ctx context.Context, list client.ObjectList, done func(client.Object) (bool, error)) (int, error) {
+// count counts the objects of the namespace that are done, and all of them.
+func (p *progress) count(ctx context.Context, list client.ObjectList, done func(client.Object) (bool, error)) (current, all int, err error) {
 	if err := p.reader.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	current := 0
-	err := meta.EachListItem(list, func(o runtime.Object) error {
+	err = meta.EachListItem(list, func(o runtime.Object) error {
 		obj := o.(client.Object)
+		all++
 		ok, err := p.judge(obj, func() (bool, error) { return done(obj) })
 		if ok {
 			current++
 		}
 		return err
 	})
-	return current, err
+	return current, all, err
+}
+
+// interval says what the control plane did since the last call: the CPU
+// time each process used, and what waits in its queues now.
+func (p *progress) interval() string {
+	now := p.cpu()
+	d := now.Since(p.lastCPU)
+	p.lastCPU = now
+	backlog, err := p.backlog()
+	if err != nil {
+		backlog = err.Error()
+	}
+	return fmt.Sprintf("CPU %s; %s", d, backlog)
 }
 
 // statefulSets counts the StatefulSets that are Current with their pods
-// ready.
-func (p *progress) statefulSets(ctx context.Context) (int, error) {
+// ready, and all of them.
+func (p *progress) statefulSets(ctx context.Context) (current, all int, err error) {
 	return p.count(ctx, &appsv1.StatefulSetList{}, func(o client.Object) (bool, error) {
 		r, err := controller.StatefulSetStatus(testenv.Scheme, o.(*appsv1.StatefulSet))
 		return err == nil && r.Status == status.CurrentStatus, nil
@@ -109,7 +130,7 @@ func (p *progress) statefulSets(ctx context.Context) (int, error) {
 
 // mysqls counts the MySQLs that converged.
 func (p *progress) mysqls(ctx context.Context) (int, error) {
-	return p.count(ctx, &databasev1.MySQLList{}, func(o client.Object) (bool, error) {
+	current, _, err := p.count(ctx, &databasev1.MySQLList{}, func(o client.Object) (bool, error) {
 		if o.GetGeneration() < p.since[o.GetUID()] {
 			return false, nil
 		}
@@ -119,19 +140,21 @@ func (p *progress) mysqls(ctx context.Context) (int, error) {
 		}
 		return converged(&unstructured.Unstructured{Object: u}), nil
 	})
+	return current, err
 }
 
 // waitStatefulSets polls until n StatefulSets are current, logging every
 // half minute how many are.
 func (p *progress) waitStatefulSets(ctx context.Context, n int, timeout time.Duration, log func(string, ...any)) error {
 	due := ticker()
+	p.interval()
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		current, err := p.statefulSets(ctx)
+		current, all, err := p.statefulSets(ctx)
 		if err != nil {
 			return false, err
 		}
 		if due() {
-			log("floor: %d of %d StatefulSets current", current, n)
+			log("floor: %d of %d StatefulSets made, %d current; %s", all, n, current, p.interval())
 		}
 		return current == n, nil
 	})
@@ -146,17 +169,18 @@ func (p *progress) waitMySQLs(ctx context.Context, n int, timeout time.Duration,
 		return err
 	}
 	due := ticker()
+	p.interval()
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		current, err := p.mysqls(ctx)
 		if err != nil {
 			return false, err
 		}
 		if due() {
-			sts, err := p.statefulSets(ctx)
+			sts, all, err := p.statefulSets(ctx)
 			if err != nil {
 				return false, err
 			}
-			log("%d of %d MySQLs converged, %d StatefulSets current", current, n, sts)
+			log("%d of %d MySQLs converged; StatefulSets %d made, %d current; %s", current, n, all, sts, p.interval())
 		}
 		return current == n, nil
 	})

@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/client-go/rest"
 )
 
 // Metrics are the Prometheus metric families a manager exposes.
@@ -30,7 +31,12 @@ var loopbackClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &t
 
 // scrape reads the Prometheus metrics of the component name at url.
 func scrape(name, url string) (Metrics, error) {
-	resp, err := loopbackClient.Get(url)
+	return scrapeWith(loopbackClient, name, url)
+}
+
+// scrapeWith is scrape with the HTTP client hc.
+func scrapeWith(hc *http.Client, name, url string) (Metrics, error) {
+	resp, err := hc.Get(url)
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: %w", name, err)
 	}
@@ -194,4 +200,56 @@ func (c *Cluster) SchedulingAttempts() (map[string]float64, error) {
 		attempts[result] = ms.Sum("scheduler_schedule_attempts_total", map[string]string{"result": result})
 	}
 	return attempts, nil
+}
+
+// Backlog says what waits in the control plane: the deepest work queues of
+// kube-controller-manager's controllers (workqueue_depth) and the requests
+// kube-apiserver's priority and fairness holds in its queues
+// (apiserver_flowcontrol_current_inqueue_requests), by priority level,
+// the deepest first and only those not empty. The benchmark logs it with
+// its progress, to tell a converge standing still on a controller from one
+// standing still on the API server.
+func (c *Cluster) Backlog() (string, error) {
+	kcm, err := scrape("kube-controller-manager", fmt.Sprintf("https://127.0.0.1:%d/metrics", c.ports["kube-controller-manager"]))
+	if err != nil {
+		return "", err
+	}
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return "", err
+	}
+	api, err := scrapeWith(hc, "kube-apiserver", c.Config.Host+"/metrics")
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("queues %s; API server queued %s",
+		kcm.deepest("workqueue_depth", "name", 4), api.deepest("apiserver_flowcontrol_current_inqueue_requests", "priority_level", 3)), nil
+}
+
+// deepest lists the n series of the gauge name with the highest values,
+// by their label key, leaving out zeros: "statefulset 120, endpoint 3".
+func (ms Metrics) deepest(name, key string, n int) string {
+	type series struct {
+		label string
+		value float64
+	}
+	var all []series
+	for _, m := range ms[name].GetMetric() {
+		if v := m.GetGauge().GetValue(); v > 0 {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == key {
+					all = append(all, series{l.GetValue(), v})
+				}
+			}
+		}
+	}
+	if len(all) == 0 {
+		return "none"
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].value > all[j].value })
+	parts := make([]string, 0, n)
+	for _, s := range all[:min(n, len(all))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f", s.label, s.value))
+	}
+	return strings.Join(parts, ", ")
 }
