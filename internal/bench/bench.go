@@ -7,6 +7,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -163,6 +164,8 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 		return 0, err
 	}
 	log("floor: applying the children of %d MySQLs directly", n)
+	writes := apiWrites(c, n)
+	apiProfile := profileAPIServer(ctx, c, opts.ProfileDir, "apiserver-cpu-floor", n)
 	cpu, begin := c.CPU(), time.Now()
 	for i := range n {
 		m := mysqlSpec(i)
@@ -183,7 +186,8 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 	err = p.waitStatefulSets(ctx, n, opts.Timeout, log)
 	d := time.Since(begin)
 	log("floor: %s; %s; %s", d.Round(10*time.Millisecond), cpuUsed(c.CPU().Since(cpu), d), schedulingAttempts(c))
-	return d, err
+	log("floor: API server writes per MySQL, from every client: %s", writes())
+	return d, errors.Join(err, <-apiProfile)
 }
 
 // converged says whether the operator has brought a MySQL's children to
@@ -271,6 +275,23 @@ func requests(ms cluster.Metrics, mutating bool) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// apiWrites reads the API server's writes now and returns a function that
+// describes, per MySQL, those served since: what every client wrote, the
+// controllers' and the scheduler's as well as the operator's.
+func apiWrites(c *cluster.Cluster, n int) func() string {
+	before, err := c.APIWrites()
+	return func() string {
+		if err != nil {
+			return err.Error()
+		}
+		after, err := c.APIWrites()
+		if err != nil {
+			return err.Error()
+		}
+		return Describe(perMySQL(before, after, n))
+	}
 }
 
 // perMySQL divides the growth of each figure from before to after by n.

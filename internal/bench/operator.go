@@ -121,6 +121,8 @@ func (r *operatorRun) startManager(ctx context.Context) (uint64, error) {
 func (r *operatorRun) converge(ctx context.Context) (uint64, error) {
 	r.log("converge: creating %d MySQLs", r.n)
 	cpuDone := r.prof.cpu("cpu-converge", time.Minute)
+	writes := apiWrites(r.c, r.n)
+	apiProfile := profileAPIServer(ctx, r.c, r.opts.ProfileDir, "apiserver-cpu-converge", r.n)
 	cpu, begin := r.c.CPU(), time.Now()
 	if err := parallel(r.n, func(i int) error { return r.c.Client.Create(ctx, mysqlSpec(i)) }); err != nil {
 		return 0, err
@@ -130,7 +132,8 @@ func (r *operatorRun) converge(ctx context.Context) (uint64, error) {
 	}
 	r.res.Converge = time.Since(begin)
 	r.log("converge: %s; %s", cpuUsed(r.c.CPU().Since(cpu), r.res.Converge), schedulingAttempts(r.c))
-	if err := errors.Join(<-cpuDone, r.prof.save("allocs-converge", "allocs")); err != nil {
+	r.log("converge: API server writes per MySQL, from every client: %s", writes())
+	if err := errors.Join(<-cpuDone, <-apiProfile, r.prof.save("allocs-converge", "allocs")); err != nil {
 		return 0, err
 	}
 	converged, err := r.mgr.Metrics()
@@ -317,4 +320,35 @@ func schedulingAttempts(c *cluster.Cluster) string {
 // machine had: where the time of a phase went.
 func cpuUsed(used cluster.CPU, d time.Duration) string {
 	return fmt.Sprintf("CPU time %s of %.0fs (%d cores)", used, d.Seconds()*float64(runtime.NumCPU()), runtime.NumCPU())
+}
+
+// profileAPIServer saves, in the background, a CPU profile of
+// kube-apiserver over the minute that begins two minutes from now, to
+// <dir>/<name>-<n>.pb.gz when dir is set: in a converge of 1000 or more,
+// the queues are deep by then. The channel gives its outcome.
+func profileAPIServer(ctx context.Context, c *cluster.Cluster, dir, name string, n int) <-chan error {
+	done := make(chan error, 1)
+	if dir == "" {
+		done <- nil
+		return done
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			done <- ctx.Err()
+			return
+		case <-time.After(2 * time.Minute):
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			done <- err
+			return
+		}
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pb.gz", name, n)))
+		if err != nil {
+			done <- err
+			return
+		}
+		done <- errors.Join(c.APIServerProfile("profile?seconds=60", f), f.Close())
+	}()
+	return done
 }

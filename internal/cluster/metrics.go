@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
+
+	"github.com/example/mysql-operator/internal/apimetrics"
 )
 
 // Metrics are the Prometheus metric families a manager exposes.
@@ -214,11 +216,7 @@ func (c *Cluster) Backlog() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	hc, err := rest.HTTPClientFor(c.Config)
-	if err != nil {
-		return "", err
-	}
-	api, err := scrapeWith(hc, "kube-apiserver", c.Config.Host+"/metrics")
+	api, err := c.scrapeAPIServer()
 	if err != nil {
 		return "", err
 	}
@@ -252,4 +250,62 @@ func (ms Metrics) deepest(name, key string, n int) string {
 		parts = append(parts, fmt.Sprintf("%s %.0f", s.label, s.value))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// scrapeAPIServer reads kube-apiserver's metrics as the cluster's admin.
+func (c *Cluster) scrapeAPIServer() (Metrics, error) {
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	return scrapeWith(hc, "kube-apiserver", c.Config.Host+"/metrics")
+}
+
+// APIWrites reads kube-apiserver's apiserver_request_total: the writes it
+// has served, from every client, by verb and resource ("update
+// statefulsets/status"). The benchmark compares them per MySQL between
+// the floor and the converge: what the control plane did more with the
+// operator than without.
+func (c *Cluster) APIWrites() (map[string]float64, error) {
+	ms, err := c.scrapeAPIServer()
+	if err != nil {
+		return nil, err
+	}
+	writes := map[string]float64{}
+	for _, m := range ms["apiserver_request_total"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		verb := strings.ToLower(l["verb"])
+		if !apimetrics.Mutating(verb) {
+			continue
+		}
+		resource := l["resource"]
+		if l["subresource"] != "" {
+			resource += "/" + l["subresource"]
+		}
+		writes[verb+" "+resource] += m.GetCounter().GetValue()
+	}
+	return writes, nil
+}
+
+// APIServerProfile writes kube-apiserver's Go profile named by query (as
+// /debug/pprof/ takes it: "profile?seconds=60") to w: where the API
+// server's CPU goes, the converge's bottleneck.
+func (c *Cluster) APIServerProfile(query string, w io.Writer) error {
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Get(c.Config.Host + "/debug/pprof/" + query)
+	if err != nil {
+		return fmt.Errorf("profile kube-apiserver: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile kube-apiserver: %s", resp.Status)
+	}
+	_, err = io.Copy(w, resp.Body)
+	return err
 }
