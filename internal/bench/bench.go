@@ -164,7 +164,7 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 		return 0, err
 	}
 	log("floor: applying the children of %d MySQLs directly", n)
-	writes := apiWrites(c, n)
+	work := controlPlaneWork(c, n)
 	apiProfile := profileAPIServer(ctx, c, opts.ProfileDir, "apiserver-cpu-floor", n)
 	cpu, begin := c.CPU(), time.Now()
 	for i := range n {
@@ -186,7 +186,7 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 	err = p.waitStatefulSets(ctx, n, opts.Timeout, log)
 	d := time.Since(begin)
 	log("floor: %s; %s; %s", d.Round(10*time.Millisecond), cpuUsed(c.CPU().Since(cpu), d), schedulingAttempts(c))
-	log("floor: API server writes per MySQL, from every client: %s", writes())
+	log("floor: %s", work())
 	return d, errors.Join(err, <-apiProfile)
 }
 
@@ -277,20 +277,29 @@ func requests(ms cluster.Metrics, mutating bool) map[string]float64 {
 	return out
 }
 
-// apiWrites reads the API server's writes now and returns a function that
-// describes, per MySQL, those served since: what every client wrote, the
-// controllers' and the scheduler's as well as the operator's.
-func apiWrites(c *cluster.Cluster, n int) func() string {
-	before, err := c.APIWrites()
+// controlPlaneWork reads the API server's writes and how long
+// kube-controller-manager's requests have waited for its client-side rate
+// limiter now, and returns a function that describes both since: per
+// MySQL, what every client wrote (the controllers' and the scheduler's as
+// well as the operator's), and whether the controllers' own request rate
+// (--kube-api-qps, 20 by default) held them back.
+func controlPlaneWork(c *cluster.Cluster, n int) func() string {
+	writes, err := c.APIWrites()
+	kcm, kerr := c.ComponentMetrics("kube-controller-manager")
 	return func() string {
-		if err != nil {
+		if err := errors.Join(err, kerr); err != nil {
 			return err.Error()
 		}
 		after, err := c.APIWrites()
 		if err != nil {
 			return err.Error()
 		}
-		return Describe(perMySQL(before, after, n))
+		kcmAfter, err := c.ComponentMetrics("kube-controller-manager")
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("kube-controller-manager's requests waited %s in all for its client-side rate limiter; API server writes per MySQL, from every client: %s",
+			(throttled(kcmAfter) - throttled(kcm)).Round(time.Second), Describe(perMySQL(writes, after, n)))
 	}
 }
 
@@ -305,7 +314,7 @@ func perMySQL(before, after map[string]float64, n int) map[string]float64 {
 	return out
 }
 
-// throttled is how long the manager's requests waited for its client-side
+// throttled is how long a component's requests waited for its client-side
 // rate limiter (--kube-api-qps), summed over every request.
 func throttled(ms cluster.Metrics) time.Duration {
 	return time.Duration(ms.HistogramSum("rest_client_rate_limiter_duration_seconds", nil) * float64(time.Second))

@@ -121,7 +121,7 @@ func (r *operatorRun) startManager(ctx context.Context) (uint64, error) {
 func (r *operatorRun) converge(ctx context.Context) (uint64, error) {
 	r.log("converge: creating %d MySQLs", r.n)
 	cpuDone := r.prof.cpu("cpu-converge", time.Minute)
-	writes := apiWrites(r.c, r.n)
+	work := controlPlaneWork(r.c, r.n)
 	apiProfile := profileAPIServer(ctx, r.c, r.opts.ProfileDir, "apiserver-cpu-converge", r.n)
 	cpu, begin := r.c.CPU(), time.Now()
 	if err := parallel(r.n, func(i int) error { return r.c.Client.Create(ctx, mysqlSpec(i)) }); err != nil {
@@ -132,7 +132,7 @@ func (r *operatorRun) converge(ctx context.Context) (uint64, error) {
 	}
 	r.res.Converge = time.Since(begin)
 	r.log("converge: %s; %s", cpuUsed(r.c.CPU().Since(cpu), r.res.Converge), schedulingAttempts(r.c))
-	r.log("converge: API server writes per MySQL, from every client: %s", writes())
+	r.log("converge: %s", work())
 	if err := errors.Join(<-cpuDone, <-apiProfile, r.prof.save("allocs-converge", "allocs")); err != nil {
 		return 0, err
 	}

@@ -192,8 +192,7 @@ func (m *Manager) Profile(query string, w io.Writer) error {
 // unschedulable, error). Its metrics are served on loopback without
 // authentication, to this harness only.
 func (c *Cluster) SchedulingAttempts() (map[string]float64, error) {
-	url := fmt.Sprintf("https://127.0.0.1:%d/metrics", c.ports["kube-scheduler"])
-	ms, err := scrape("kube-scheduler", url)
+	ms, err := c.ComponentMetrics("kube-scheduler")
 	if err != nil {
 		return nil, err
 	}
@@ -204,15 +203,27 @@ func (c *Cluster) SchedulingAttempts() (map[string]float64, error) {
 	return attempts, nil
 }
 
+// ComponentMetrics scrapes kube-scheduler's or kube-controller-manager's
+// metrics, which the harness serves on loopback without authentication.
+func (c *Cluster) ComponentMetrics(name string) (Metrics, error) {
+	return scrape(name, fmt.Sprintf("https://127.0.0.1:%d/metrics", c.ports[name]))
+}
+
 // Backlog says what waits in the control plane: the deepest work queues of
-// kube-controller-manager's controllers (workqueue_depth) and the requests
+// kube-controller-manager's controllers (workqueue_depth), the pods
+// kube-scheduler has yet to place (scheduler_pending_pods) and is binding,
+// their claims' binding included (scheduler_goroutines), and the requests
 // kube-apiserver's priority and fairness holds in its queues
 // (apiserver_flowcontrol_current_inqueue_requests), by priority level,
 // the deepest first and only those not empty. The benchmark logs it with
 // its progress, to tell a converge standing still on a controller from one
 // standing still on the API server.
 func (c *Cluster) Backlog() (string, error) {
-	kcm, err := scrape("kube-controller-manager", fmt.Sprintf("https://127.0.0.1:%d/metrics", c.ports["kube-controller-manager"]))
+	kcm, err := c.ComponentMetrics("kube-controller-manager")
+	if err != nil {
+		return "", err
+	}
+	sched, err := c.ComponentMetrics("kube-scheduler")
 	if err != nil {
 		return "", err
 	}
@@ -220,8 +231,10 @@ func (c *Cluster) Backlog() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("queues %s; API server queued %s",
-		kcm.deepest("workqueue_depth", "name", 4), api.deepest("apiserver_flowcontrol_current_inqueue_requests", "priority_level", 3)), nil
+	return fmt.Sprintf("queues %s; scheduler pending %s, binding %.0f; API server queued %s",
+		kcm.deepest("workqueue_depth", "name", 4), sched.deepest("scheduler_pending_pods", "queue", 3),
+		sched.Sum("scheduler_goroutines", map[string]string{"operation": "binding"}),
+		api.deepest("apiserver_flowcontrol_current_inqueue_requests", "priority_level", 3)), nil
 }
 
 // deepest lists the n series of the gauge name with the highest values,
