@@ -274,6 +274,9 @@ func (c *Cluster) scrapeAPIServer() (Metrics, error) {
 	return scrapeWith(hc, "kube-apiserver", c.Config.Host+"/metrics")
 }
 
+// apiVerbs names the API server's HTTP verbs as clients name them.
+var apiVerbs = map[string]string{"POST": "create", "PUT": "update"}
+
 // APIWrites reads kube-apiserver's apiserver_request_total: the writes it
 // has served, from every client, by verb and resource ("update
 // statefulsets/status"). The benchmark compares them per MySQL between
@@ -290,7 +293,10 @@ func (c *Cluster) APIWrites() (map[string]float64, error) {
 		for _, p := range m.GetLabel() {
 			l[p.GetName()] = p.GetValue()
 		}
-		verb := strings.ToLower(l["verb"])
+		verb := apiVerbs[l["verb"]]
+		if verb == "" {
+			verb = strings.ToLower(l["verb"])
+		}
 		if !apimetrics.Mutating(verb) {
 			continue
 		}
