@@ -157,7 +157,10 @@ func (c *Cluster) steps() []step {
 	}
 	if c.opts.RealNode {
 		steps = append(steps, step{"containerd", c.startContainerd}, step{"coredns", c.startCoreDNS},
-			step{"kubelet", c.startKubelet}, step{"kube-proxy", c.startKubeProxy}, step{"storage", c.startStorage})
+			step{"kubelet", c.startKubelet}, step{"kube-proxy", c.startKubeProxy})
+	}
+	if c.opts.RealNode || c.opts.Nodes > 0 {
+		steps = append(steps, step{"storage", c.startStorage})
 	}
 	return steps
 }

@@ -19,8 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// startKwok runs KWOK with the node, pod and volume "fast" stages of its own
-// module, read from the Go module cache where `go install` put them.
+// startKwok runs KWOK with the node and pod "fast" stages of its own
+// module, read from the Go module cache where `go install` put them. Not
+// its volume stages: they play one claim at a time, making its volume at
+// once whatever the class's binding mode and again at each change of the
+// claim until it is bound, and at 2000 MySQLs created at once hundreds of
+// pods waited minutes for their claims. The harness's provisioner
+// (startStorage) makes KWOK's volumes instead.
 func (c *Cluster) startKwok(ctx context.Context) error {
 	stages, err := kwokStageDir()
 	if err != nil {
@@ -35,18 +40,14 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 		// never send a packet towards another host.
 		"--cidr=127.2.0.0/16", "--node-ip=127.1.0.1"}
 	for _, f := range []string{"node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
-		"pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml",
-		"volume/fast/pv-bind.yaml", "volume/fast/pv-delete.yaml", "volume/fast/pvc-provision.yaml", "volume/fast/pvc-delete.yaml"} {
+		"pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml"} {
 		args = append(args, "--config="+filepath.Join(stages, f))
 	}
-	if err := c.startProcess("kwok", "kwok", args...); err != nil {
-		return err
-	}
-	return client.IgnoreAlreadyExists(c.Client.Create(ctx, kwokStorageClass()))
+	return c.startProcess("kwok", "kwok", args...)
 }
 
 // kwokStorageClass is the default StorageClass of a cluster with KWOK
-// nodes, served by KWOK's volume stages: theirs (volume/fast/
+// nodes, served by the harness's provisioner: KWOK's (volume/fast/
 // storage-class.yaml), but as most clouds' default classes are, volumes
 // can grow and are bound when the first pod is scheduled. With KWOK's
 // Immediate binding the scheduler tries a pod again and again until its
