@@ -147,7 +147,7 @@ func (p *progress) mysqls(ctx context.Context) (int, error) {
 // half minute how many are.
 func (p *progress) waitStatefulSets(ctx context.Context, n int, timeout time.Duration, log func(string, ...any)) error {
 	due := ticker()
-	p.interval()
+	p.lastCPU = p.cpu()
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		current, all, err := p.statefulSets(ctx)
 		if err != nil {
@@ -169,7 +169,7 @@ func (p *progress) waitMySQLs(ctx context.Context, n int, timeout time.Duration,
 		return err
 	}
 	due := ticker()
-	p.interval()
+	p.lastCPU = p.cpu()
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		current, err := p.mysqls(ctx)
 		if err != nil {

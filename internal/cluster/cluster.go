@@ -75,7 +75,7 @@ type Cluster struct {
 	// nil without a real node.
 	net    *nodeNet
 	record *nodeRecord
-	// stopStorage stops the real node's volume provisioner.
+	// stopStorage stops the volume provisioner of the real node and KWOK.
 	stopStorage func()
 }
 
