@@ -136,13 +136,13 @@ func (c *Cluster) startProvisioner(ctx context.Context) error {
 		}
 	}
 	pctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	c.stopStorage = func() { cancel(); <-done }
 	go func() { _ = ca.Start(pctx) }()
 	if !ca.WaitForCacheSync(ctx) {
 		cancel()
 		return errors.New("the volume provisioner's cache did not sync")
 	}
+	done := make(chan struct{})
+	c.stopStorage = func() { cancel(); <-done }
 	p := &provisioner{c: c.Client, cache: ca, kinds: kinds, done: map[types.UID]bool{}}
 	go func() {
 		defer close(done)
