@@ -175,13 +175,19 @@ func (m *Manager) Memory() (peak, current uint64, err error) {
 // Profile writes the manager's Go profile named by query (as
 // /debug/pprof/ takes it: "heap", "profile?seconds=30", "allocs") to w.
 func (m *Manager) Profile(query string, w io.Writer) error {
-	resp, err := http.Get(m.pprofURL + "/" + query)
+	return download(http.DefaultClient, "profile "+m.Name, m.pprofURL+"/"+query, w)
+}
+
+// download copies the body of a GET of url with hc to w; what names the
+// download in errors ("profile manager").
+func download(hc *http.Client, what, url string, w io.Writer) error {
+	resp, err := hc.Get(url)
 	if err != nil {
-		return fmt.Errorf("profile %s: %w", m.Name, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("profile %s: %s", m.Name, resp.Status)
+		return fmt.Errorf("%s: %s", what, resp.Status)
 	}
 	_, err = io.Copy(w, resp.Body)
 	return err
@@ -317,14 +323,5 @@ func (c *Cluster) APIServerProfile(query string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	resp, err := hc.Get(c.Config.Host + "/debug/pprof/" + query)
-	if err != nil {
-		return fmt.Errorf("profile kube-apiserver: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("profile kube-apiserver: %s", resp.Status)
-	}
-	_, err = io.Copy(w, resp.Body)
-	return err
+	return download(hc, "profile kube-apiserver", c.Config.Host+"/debug/pprof/"+query, w)
 }
