@@ -5,9 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -208,8 +208,17 @@ func (p *provisioner) sync(ctx context.Context) {
 			}})
 		}
 	}
-	for _, failed := range runJobs(jobs, provisionWorkers) {
-		delete(p.done, failed) // tried again at the next sync
+	failed := make([]bool, len(jobs))
+	var g errgroup.Group
+	g.SetLimit(provisionWorkers)
+	for i, j := range jobs {
+		g.Go(func() error { failed[i] = j.do() != nil; return nil })
+	}
+	_ = g.Wait() // the jobs report failures in failed
+	for i, j := range jobs {
+		if failed[i] {
+			delete(p.done, j.uid) // tried again at the next sync
+		}
 	}
 }
 
@@ -240,36 +249,6 @@ func (p *provisioner) create(ctx context.Context, kind volumeKind, pvc *corev1.P
 		},
 	}
 	return client.IgnoreAlreadyExists(p.c.Create(ctx, pv))
-}
-
-// runJobs runs jobs on up to workers goroutines, waits for them and returns
-// the UIDs of those that failed.
-func runJobs(jobs []job, workers int) []types.UID {
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		failed []types.UID
-		next   = make(chan job)
-	)
-	for range min(workers, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				if err := j.do(); err != nil {
-					mu.Lock()
-					failed = append(failed, j.uid)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for _, j := range jobs {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
-	return failed
 }
 
 // volumeDir returns the directory of a local volume, for tests that look
