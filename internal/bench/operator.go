@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -257,17 +258,23 @@ type profiler struct {
 // save writes the profile query (as /debug/pprof/ takes it) to
 // <dir>/<name>-<n>.pb.gz.
 func (p profiler) save(name, query string) error {
-	if p.dir == "" {
+	return saveProfile(p.dir, name, p.n, func(w io.Writer) error { return p.mgr.Profile(query, w) })
+}
+
+// saveProfile writes what get gives to <dir>/<name>-<n>.pb.gz; with no dir
+// it saves nothing.
+func saveProfile(dir, name string, n int, get func(io.Writer) error) error {
+	if dir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(p.dir, fmt.Sprintf("%s-%d.pb.gz", name, p.n)))
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pb.gz", name, n)))
 	if err != nil {
 		return err
 	}
-	return errors.Join(p.mgr.Profile(query, f), f.Close())
+	return errors.Join(get(f), f.Close())
 }
 
 // cpu saves a CPU profile of the next d in the background; the channel
@@ -339,16 +346,7 @@ func profileAPIServer(ctx context.Context, c *cluster.Cluster, dir, name string,
 			return
 		case <-time.After(2 * time.Minute):
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			done <- err
-			return
-		}
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pb.gz", name, n)))
-		if err != nil {
-			done <- err
-			return
-		}
-		done <- errors.Join(c.APIServerProfile("profile?seconds=60", f), f.Close())
+		done <- saveProfile(dir, name, n, func(w io.Writer) error { return c.APIServerProfile("profile?seconds=60", w) })
 	}()
 	return done
 }
