@@ -79,5 +79,8 @@ func (c *Cluster) InstallOperator(ctx context.Context, repoRoot, fieldManager st
 			install = append(install, o)
 		}
 	}
-	return Apply(ctx, c.Client, fieldManager, install)
+	if err := Apply(ctx, c.Client, fieldManager, install); err != nil {
+		return err
+	}
+	return c.waitCRDs(ctx)
 }
