@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/example/mysql-operator/internal/testenv"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -83,4 +87,45 @@ func (c *Cluster) InstallOperator(ctx context.Context, repoRoot, fieldManager st
 		return err
 	}
 	return c.waitCRDs(ctx)
+}
+
+// waitCRDs waits until the API server serves every CRD: Established, and
+// in the discovery the cluster's client maps kinds from. Established alone
+// leaves a race: a client that maps a new kind just after may still get
+// "unable to retrieve the complete list of server APIs" (a benchmark of
+// 1000 failed so after its floor, at 4ce8035).
+func (c *Cluster) waitCRDs(ctx context.Context) error {
+	var waiting string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		crds := &apiextensionsv1.CustomResourceDefinitionList{}
+		if err := c.Client.List(ctx, crds); err != nil {
+			return false, err
+		}
+		for _, crd := range crds.Items {
+			if !established(&crd) {
+				waiting = crd.Name + " not Established"
+				return false, nil
+			}
+			gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+			if _, err := c.Client.RESTMapper().RESTMapping(gk); err != nil {
+				waiting = err.Error()
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil && waiting != "" {
+		return fmt.Errorf("CRDs not served: %s: %w", waiting, err)
+	}
+	return err
+}
+
+// established says whether the API server serves a CRD.
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, cond := range crd.Status.Conditions {
+		if cond.Type == apiextensionsv1.Established {
+			return cond.Status == apiextensionsv1.ConditionTrue
+		}
+	}
+	return false
 }

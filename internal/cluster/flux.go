@@ -6,15 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,40 +82,6 @@ func (c *Cluster) installFluxCRDs(ctx context.Context) error {
 		}
 	}
 	return c.waitCRDs(ctx)
-}
-
-// waitCRDs waits until the API server serves every CRD: Established, and
-// in the discovery the cluster's client maps kinds from. Established alone
-// leaves a race: a client that maps a new kind just after may still get
-// "unable to retrieve the complete list of server APIs" (a benchmark of
-// 1000 failed so after its floor, at 4ce8035).
-func (c *Cluster) waitCRDs(ctx context.Context) error {
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		crds := &apiextensionsv1.CustomResourceDefinitionList{}
-		if err := c.Client.List(ctx, crds); err != nil {
-			return false, err
-		}
-		for _, crd := range crds.Items {
-			if !established(&crd) {
-				return false, nil
-			}
-			gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
-			if _, err := c.Client.RESTMapper().RESTMapping(gk); err != nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-}
-
-// established says whether the API server serves a CRD.
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, cond := range crd.Status.Conditions {
-		if cond.Type == apiextensionsv1.Established {
-			return cond.Status == apiextensionsv1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // start runs one controller with a kubeconfig of its ServiceAccount,
