@@ -5,12 +5,12 @@ FROM golang:1.26 AS builder
 WORKDIR /workspace
 COPY go.mod go.sum ./
 RUN go mod download
+COPY agent/ agent/
 COPY api/ api/
 COPY applyset/ applyset/
 COPY controller/ controller/
 COPY dbop/ dbop/
 COPY topology/ topology/
-COPY internal/ internal/
 COPY cmd/ cmd/
 RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags='-s -w' -o manager ./cmd/manager && \
     CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags='-s -w' -o agent ./cmd/agent

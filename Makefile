@@ -56,7 +56,7 @@ help: ## Show the targets.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC into kustomize/, and from there into the Helm chart.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=kustomize/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./controller/... paths=./internal/metricsauth/... output:rbac:artifacts:config=kustomize/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./controller/... output:rbac:artifacts:config=kustomize/rbac
 	go run ./cmd/chartgen
 
 .PHONY: generate
@@ -73,7 +73,7 @@ vet: ## Run go vet.
 
 .PHONY: verify
 verify: manifests generate fmt vet ## Fail when regenerating or formatting leaves a diff.
-	@git diff --exit-code -- api kustomize charts controller applyset dbop topology internal cmd e2e || { echo "generated files are stale: run 'make manifests generate fmt' and commit"; exit 1; }
+	@git diff --exit-code -- api agent kustomize charts controller applyset dbop topology internal cmd e2e || { echo "generated files are stale: run 'make manifests generate fmt' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- charts)" || { git status --short -- charts; echo "the chart has files not committed: commit them"; exit 1; }
 
 .PHONY: test

@@ -10,36 +10,38 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller/vocabulary"
+	"github.com/example/mysql-operator/internal/ctrltest"
 )
 
 // TestShardsNeverShare runs two managers sharded by Flux's label convention
 // and a MySQL in each shard plus one in neither: each manager writes only
 // for its own shard's MySQL, and the MySQL in no shard is left alone.
 func TestShardsNeverShare(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t)
 	shards := map[string]string{"alpha": "a", "bravo": "b"}
-	writes := map[string]*writeCounter{}
+	writes := map[string]*ctrltest.WriteCounter{}
 	for name, key := range shards {
-		sel, err := labels.Parse(LabelShard + "=" + key)
+		sel, err := labels.Parse(vocabulary.LabelShard + "=" + key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		writes[name], _ = startManagerWith(t, CacheOptions(sel))
+		writes[name] = startManager(t, sel)
 	}
 	for _, name := range []string{"alpha", "bravo", "charlie"} {
-		m := newMySQL(ns, name, 1)
+		m := ctrltest.NewMySQL(ns, name, 1)
 		if key, ok := shards[name]; ok {
-			m.Labels[LabelShard] = key
+			m.Labels[vocabulary.LabelShard] = key
 		}
-		create(t, m)
+		env.Create(t, m)
 	}
 	for name, key := range shards {
-		eventually(t, name+"'s StatefulSet, labelled with its shard", func(ctx context.Context) (bool, error) {
+		ctrltest.Eventually(t, name+"'s StatefulSet, labelled with its shard", func(ctx context.Context) (bool, error) {
 			sts := &appsv1.StatefulSet{}
 			err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sts)
-			return err == nil && sts.Labels[LabelShard] == key, client.IgnoreNotFound(err)
+			return err == nil && sts.Labels[vocabulary.LabelShard] == key, client.IgnoreNotFound(err)
 		})
-		eventually(t, name+"'s status written", func(ctx context.Context) (bool, error) {
+		ctrltest.Eventually(t, name+"'s status written", func(ctx context.Context) (bool, error) {
 			m := &databasev1.MySQL{}
 			err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m)
 			return err == nil && m.Status.ObservedGeneration == m.Generation, err
@@ -47,7 +49,7 @@ func TestShardsNeverShare(t *testing.T) {
 	}
 	for name, w := range writes {
 		mine := 0
-		for _, req := range w.snapshot() {
+		for _, req := range w.Snapshot() {
 			if !strings.Contains(req, "/namespaces/"+ns+"/") {
 				continue
 			}
@@ -76,7 +78,7 @@ func TestShardsNeverShare(t *testing.T) {
 // TestLeaderElectionID gives each shard its own Lease and the unsharded
 // manager the name it always had.
 func TestLeaderElectionID(t *testing.T) {
-	a, b := labels.SelectorFromSet(labels.Set{LabelShard: "a"}), labels.SelectorFromSet(labels.Set{LabelShard: "b"})
+	a, b := labels.SelectorFromSet(labels.Set{vocabulary.LabelShard: "a"}), labels.SelectorFromSet(labels.Set{vocabulary.LabelShard: "b"})
 	if got := LeaderElectionID(labels.Everything()); got != "mysql-operator.database.example.com" {
 		t.Errorf("unsharded: %s", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -160,17 +161,42 @@ func (i *Instance) noteVersion(v Version) {
 }
 
 // Pool keeps one Instance per address, so that a reconciler that observes every
-// instance each time reuses its connections. It is safe for concurrent use.
+// instance each time reuses its connections. It also remembers which addresses
+// each owner (a MySQL) uses, so that the connections of an address no longer
+// used (a pod that got another address, a MySQL deleted or scaled in) are
+// closed. It is safe for concurrent use.
 type Pool struct {
 	opts    Options
 	mu      sync.Mutex
 	entries map[string]*Instance
+	owners  map[string][]string
 }
 
 // NewPool returns an empty pool whose instances use o.
 func NewPool(o Options) *Pool {
-	return &Pool{opts: o.withDefaults(), entries: map[string]*Instance{}}
+	return &Pool{opts: o.withDefaults(), entries: map[string]*Instance{}, owners: map[string][]string{}}
 }
+
+// Keep records addrs as the addresses owner uses now and closes the
+// instances of the addresses it used before and no longer does.
+func (p *Pool) Keep(owner string, addrs []string) {
+	p.mu.Lock()
+	before := p.owners[owner]
+	if len(addrs) == 0 {
+		delete(p.owners, owner)
+	} else {
+		p.owners[owner] = addrs
+	}
+	p.mu.Unlock()
+	for _, a := range before {
+		if !slices.Contains(addrs, a) {
+			_ = p.Forget(a)
+		}
+	}
+}
+
+// Release closes every instance owner uses, for an owner that is gone.
+func (p *Pool) Release(owner string) { p.Keep(owner, nil) }
 
 // Get returns the Instance for addr, opening it on first use. An instance opened
 // with other credentials (a rotated password) is closed and replaced.

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
-	"github.com/example/mysql-operator/controller"
+	"github.com/example/mysql-operator/controller/vocabulary"
 	"github.com/example/mysql-operator/internal/testenv"
 )
 
@@ -73,9 +73,9 @@ func TestStuckPodsSayWhy(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ name, reason, says string }{
-		{"noimage", controller.ReasonImagePullFailed, "pod noimage-0, container init: "},
-		{"nonode", controller.ReasonPodUnschedulable, "pod nonode-0 cannot be scheduled"},
-		{"noclass", controller.ReasonStorageClassNotFound, "its claim data-noclass-0 names StorageClass does-not-exist"},
+		{"noimage", vocabulary.ReasonImagePullFailed, "pod noimage-0, container init: "},
+		{"nonode", vocabulary.ReasonPodUnschedulable, "pod nonode-0 cannot be scheduled"},
+		{"noclass", vocabulary.ReasonStorageClassNotFound, "its claim data-noclass-0 names StorageClass does-not-exist"},
 	} {
 		testenv.WaitKstatus(t, c.Client, key(ns, tt.name), status.FailedStatus, timeout)
 		m := &databasev1.MySQL{}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/example/mysql-operator/controller"
+	"github.com/example/mysql-operator/controller/vocabulary"
 	"github.com/example/mysql-operator/internal/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
 )
@@ -32,7 +33,7 @@ import (
 // leaves the other tests' MySQLs to the harness's manager.
 const (
 	helmRelease = "helm-e2e"
-	helmShard   = controller.LabelShard + "=helm-e2e"
+	helmShard   = vocabulary.LabelShard + "=helm-e2e"
 )
 
 // TestHelm installs the chart with Helm's SDK as `helm install --wait`
@@ -124,7 +125,7 @@ func helmUpgrade(t *testing.T, cfg *action.Configuration, ns string, ch *chart.C
 func waitManagerLeads(t *testing.T, ns, flag string) *corev1.Pod {
 	t.Helper()
 	lease := &coordinationv1.Lease{}
-	leaseKey := key(ns, controller.LeaderElectionID(labels.SelectorFromSet(labels.Set{controller.LabelShard: "helm-e2e"})))
+	leaseKey := key(ns, controller.LeaderElectionID(labels.SelectorFromSet(labels.Set{vocabulary.LabelShard: "helm-e2e"})))
 	var pod *corev1.Pod
 	var last string
 	err := pollFor(timeout, func(ctx context.Context) (bool, error) {

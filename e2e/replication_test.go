@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
-	"github.com/example/mysql-operator/controller"
+	"github.com/example/mysql-operator/controller/vocabulary"
 	"github.com/example/mysql-operator/internal/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
 )
@@ -318,7 +318,7 @@ func waitSettled(t *testing.T, ns, name string) {
 			return true, nil
 		}
 		s := condition(getMySQL(t, ns, name), databasev1.ConditionStalled)
-		return s != nil && s.Status == metav1.ConditionTrue && s.Reason == controller.ReasonErrantTransactions, nil
+		return s != nil && s.Status == metav1.ConditionTrue && s.Reason == vocabulary.ReasonErrantTransactions, nil
 	})
 	m := getMySQL(t, ns, name)
 	for _, in := range m.Status.Instances {

@@ -16,7 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
-	"github.com/example/mysql-operator/controller"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/controller/vocabulary"
 	"github.com/example/mysql-operator/dbop"
 	"github.com/example/mysql-operator/internal/testenv"
 )
@@ -42,7 +43,7 @@ func TestErrantReplica(t *testing.T) {
 	eventually(t, "db-2 reported errant and out of the replicas' Service", func(ctx context.Context) (bool, error) {
 		m := getMySQL(t, ns, "db")
 		s := condition(m, databasev1.ConditionStalled)
-		if s == nil || s.Status != metav1.ConditionTrue || s.Reason != controller.ReasonErrantTransactions {
+		if s == nil || s.Status != metav1.ConditionTrue || s.Reason != vocabulary.ReasonErrantTransactions {
 			return false, nil
 		}
 		if in := instance(m, "db-2"); in == nil || in.Role != databasev1.RoleErrant {
@@ -55,7 +56,7 @@ func TestErrantReplica(t *testing.T) {
 	if err := c.Client.Get(ctx, key(ns, "db-2"), pod); err != nil {
 		t.Fatal(err)
 	}
-	if role, ok := pod.Labels[controller.LabelRole]; ok {
+	if role, ok := pod.Labels[vocabulary.LabelRole]; ok {
 		t.Errorf("errant pod db-2 carries role %q, want none", role)
 	}
 	var n int
@@ -140,7 +141,7 @@ func TestScaleWithData(t *testing.T) {
 func adminDB(t *testing.T, ns, name, pod string) *sql.DB {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := c.Client.Get(context.Background(), key(ns, controller.OperatorSecretName(&databasev1.MySQL{
+	if err := c.Client.Get(context.Background(), key(ns, children.OperatorSecretName(&databasev1.MySQL{
 		ObjectMeta: metav1.ObjectMeta{Name: name}})), s); err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Command agent is the operator's code in a database pod (package
-// internal/agent): `agent install DEST` copies it into a volume shared with
+// agent): `agent install DEST` copies it into a volume shared with
 // the database's containers, `agent init` prepares the data directory,
 // `agent exec-server -- SERVER ARGS` swaps in a prepared seed and becomes
 // the server, `agent serve` answers the kubelet's probes and seeds.
@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/example/mysql-operator/internal/agent"
+	"github.com/example/mysql-operator/agent"
 )
 
 func main() {

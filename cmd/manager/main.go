@@ -1,5 +1,5 @@
 // Command manager runs the mysql-operator: a controller-runtime manager with
-// the MySQL reconciler, metrics behind authentication and authorization,
+// the operator's reconcilers (wired by package controller), metrics behind authentication and authorization,
 // health probes and optional leader election.
 package main
 
@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -29,9 +28,10 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/controller"
-	"github.com/example/mysql-operator/internal/apimetrics"
-	"github.com/example/mysql-operator/internal/lazylog"
-	"github.com/example/mysql-operator/internal/metricsauth"
+	"github.com/example/mysql-operator/controller/apimetrics"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/controller/lazylog"
+	"github.com/example/mysql-operator/controller/metricsauth"
 )
 
 // gcPercent is the manager's GOGC unless the environment sets one: how much
@@ -42,13 +42,12 @@ const gcPercent = 50
 type options struct {
 	metricsAddr, probeAddr, pprofAddr, leaderElectionNamespace string
 	leaderElect, secureMetrics                                 bool
-	maxConcurrent, apiBurst                                    int
+	apiBurst                                                   int
 	apiQPS                                                     float64
-	progressInterval                                           time.Duration
-	agentImage                                                 string
-	checkInterval, failoverGrace, maxLag, stallAfter           time.Duration
-	driftInterval                                              time.Duration
 	watchSelector                                              string
+	// reconcilers are the reconcilers' settings, whose flags package
+	// controller defines.
+	reconcilers controller.Options
 }
 
 func main() {
@@ -75,22 +74,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "Address of the Go pprof endpoints, for profiling the manager; \"0\" (the default) turns them off.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease; defaults to the pod's namespace.")
-	fs.IntVar(&o.maxConcurrent, "max-concurrent-reconciles", 4, "How many MySQLs reconcile at once.")
 	fs.Float64Var(&o.apiQPS, "kube-api-qps", 50, "Requests per second the manager may send to the API server (Flux's default).")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 300, "Burst of requests the manager may send to the API server (Flux's default).")
-	fs.DurationVar(&o.progressInterval, "status-progress-interval", controller.DefaultProgressInterval,
-		"Least time between two status writes of a MySQL that stays in progress; Ready and Stalled are written at once. 0 writes every change.")
-	fs.StringVar(&o.agentImage, "agent-image", "",
-		"Image the database pods copy the agent from; empty means the manager's own image, read from its pod (POD_NAME, POD_NAMESPACE).")
-	fs.DurationVar(&o.checkInterval, "check-interval", controller.DefaultCheckInterval,
-		"How often the servers of an idle MySQL are checked (one status query per server); each MySQL at its own phase of the interval.")
-	fs.DurationVar(&o.failoverGrace, "failover-grace", controller.DefaultFailoverGrace,
-		"How long a primary may be unreachable before the operator fails over.")
-	fs.DurationVar(&o.maxLag, "max-lag", controller.DefaultMaxLag, "Replication lag above which a replica is not ready.")
-	fs.DurationVar(&o.stallAfter, "stall-after", controller.DefaultStallAfter,
-		"How long a pod may stay unschedulable, unable to pull its image or crash-looping before its MySQL is Stalled.")
-	fs.DurationVar(&o.driftInterval, "drift-interval", controller.DefaultDriftInterval,
-		"How often each MySQLDatabase, MySQLUser and MySQLGrant is compared with its server when nothing else happens: a manual change on the server is undone within it.")
+	o.reconcilers.BindFlags(fs)
 	fs.StringVar(&o.watchSelector, "watch-label-selector", "",
 		"Reconcile only the MySQLs, databases, users and grants this label selector selects (Flux's sharding convention: "+
 			"sharding.fluxcd.io/key=shard1 on a shard, '!sharding.fluxcd.io/key' on the main manager); each selector elects its own leader. Empty: all.")
@@ -127,15 +113,15 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	if o.agentImage == "" {
-		if o.agentImage, err = ownImage(ctx, mgr.GetAPIReader()); err != nil {
+	if o.reconcilers.AgentImage == "" {
+		if o.reconcilers.AgentImage, err = ownImage(ctx, mgr.GetAPIReader()); err != nil {
 			return fmt.Errorf("find the agent image (pass --agent-image): %w", err)
 		}
 	}
-	if err := setupControllers(ctx, mgr, o); err != nil {
+	if err := controller.Setup(ctx, mgr, o.reconcilers); err != nil {
 		return err
 	}
-	log.Info("starting manager", "leaderElect", o.leaderElect, "watchLabelSelector", shard.String(), "maxConcurrentReconciles", o.maxConcurrent)
+	log.Info("starting manager", "leaderElect", o.leaderElect, "watchLabelSelector", shard.String(), "maxConcurrentReconciles", o.reconcilers.MaxConcurrentReconciles)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("run manager: %w", err)
 	}
@@ -163,7 +149,7 @@ func newManager(o options, shard labels.Selector) (manager.Manager, error) {
 	cfg.QPS, cfg.Burst = float32(o.apiQPS), o.apiBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         controller.CacheOptions(shard),
+		Cache:                         children.CacheOptions(shard),
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
@@ -182,37 +168,6 @@ func newManager(o options, shard labels.Selector) (manager.Manager, error) {
 		return nil, fmt.Errorf("add readyz check: %w", err)
 	}
 	return mgr, nil
-}
-
-// setupControllers registers the MySQL reconciler and the reconcilers of
-// databases, users and grants with mgr.
-func setupControllers(ctx context.Context, mgr manager.Manager, o options) error {
-	r := &controller.Reconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder(controller.FieldManager),
-		MaxConcurrentReconciles: o.maxConcurrent,
-		ProgressInterval:        o.progressInterval,
-		AgentImage:              o.agentImage,
-		CheckInterval:           o.checkInterval,
-		FailoverGrace:           o.failoverGrace,
-		MaxLag:                  o.maxLag,
-		StallAfter:              o.stallAfter,
-	}
-	if err := r.SetupWithManager(ctx, mgr); err != nil {
-		return fmt.Errorf("set up the mysql controller: %w", err)
-	}
-	sqlObjects := &controller.SQLObjectsReconciler{
-		Client:                  mgr.GetClient(),
-		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorder(controller.FieldManager),
-		MaxConcurrentReconciles: o.maxConcurrent,
-		DriftInterval:           o.driftInterval,
-	}
-	if err := sqlObjects.SetupWithManager(ctx, mgr); err != nil {
-		return fmt.Errorf("set up the mysqldatabase, mysqluser and mysqlgrant controllers: %w", err)
-	}
-	return nil
 }
 
 // ownImage returns the image of the manager's own container, read from its

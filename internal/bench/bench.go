@@ -25,8 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
-	"github.com/example/mysql-operator/controller"
-	"github.com/example/mysql-operator/internal/apimetrics"
+	"github.com/example/mysql-operator/controller/apimetrics"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/controller/vocabulary"
 	"github.com/example/mysql-operator/internal/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
 )
@@ -169,11 +170,11 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 	cpu, begin := c.CPU(), time.Now()
 	for i := range n {
 		m := mysqlSpec(i)
-		secret := controller.RootSecret(m, []byte("benchmark-password-not-secret"))
+		secret := children.RootSecret(m, []byte("benchmark-password-not-secret"))
 		secret.OwnerReferences = nil
-		operator := controller.OperatorSecret(m, map[string][]byte{"admin": []byte("a"), "replication": []byte("r"), "agent": []byte("g")})
-		cm, headless, svc, sts := controller.ConfigMap(m), controller.HeadlessService(m), controller.Service(m), controller.StatefulSet(m, cluster.AgentImage)
-		primary, replicas := controller.PrimaryService(m), controller.ReplicasService(m)
+		operator := children.OperatorSecret(m, map[string][]byte{"admin": []byte("a"), "replication": []byte("r"), "agent": []byte("g")})
+		cm, headless, svc, sts := children.ConfigMap(m), children.HeadlessService(m), children.Service(m), children.StatefulSet(m, cluster.AgentImage)
+		primary, replicas := children.PrimaryService(m), children.ReplicasService(m)
 		cm.OwnerReferences, headless.OwnerReferences, svc.OwnerReferences, sts.OwnerReferences = nil, nil, nil, nil
 		primary.OwnerReferences, replicas.OwnerReferences, operator.OwnerReferences = nil, nil, nil
 		for _, ac := range []runtime.ApplyConfiguration{secret, operator, cm, headless, svc, primary, replicas, sts} {
@@ -206,7 +207,7 @@ func converged(u *unstructured.Unstructured) bool {
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		if m["type"] == databasev1.ConditionReconciling {
-			return m["status"] == "True" && m["reason"] == controller.ReasonDatabaseProgressing
+			return m["status"] == "True" && m["reason"] == vocabulary.ReasonDatabaseProgressing
 		}
 	}
 	return false

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
-	"github.com/example/mysql-operator/controller"
+	"github.com/example/mysql-operator/controller/mysql"
 	"github.com/example/mysql-operator/internal/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
 )
@@ -123,7 +123,7 @@ func (p *progress) interval() string {
 // ready, and all of them.
 func (p *progress) statefulSets(ctx context.Context) (current, all int, err error) {
 	return p.count(ctx, &appsv1.StatefulSetList{}, func(o client.Object) (bool, error) {
-		r, err := controller.StatefulSetStatus(testenv.Scheme, o.(*appsv1.StatefulSet))
+		r, err := mysql.StatefulSetStatus(testenv.Scheme, o.(*appsv1.StatefulSet))
 		return err == nil && r.Status == status.CurrentStatus, nil
 	})
 }

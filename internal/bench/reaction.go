@@ -11,7 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
-	"github.com/example/mysql-operator/controller"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/controller/vocabulary"
 	"github.com/example/mysql-operator/internal/cluster"
 )
 
@@ -65,11 +66,11 @@ func reactions(ctx context.Context, c client.Client, from, k int) ([]time.Durati
 	for i := from; i < from+k; i++ {
 		m := mysqlSpec(i)
 		sts := &appsv1.StatefulSet{}
-		key := client.ObjectKey{Namespace: namespace, Name: controller.StatefulSetName(m)}
+		key := client.ObjectKey{Namespace: namespace, Name: children.StatefulSetName(m)}
 		if err := c.Get(ctx, key, sts); err != nil {
 			return nil, err
 		}
-		was := sts.Spec.Template.Annotations[controller.AnnotationConfigHash]
+		was := sts.Spec.Template.Annotations[vocabulary.AnnotationConfigHash]
 		begin := time.Now()
 		patch := fmt.Appendf(nil, `{"spec":{"config":{"max_connections":"%d"}}}`, 200+i)
 		if err := patchAndWait(ctx, c, m, patch, key, func(hash string) bool { return hash != was }); err != nil {
@@ -96,6 +97,6 @@ func patchAndWait(ctx context.Context, c client.Client, m *databasev1.MySQL, pat
 		if err := c.Get(ctx, key, sts); err != nil {
 			return false, nil
 		}
-		return done(sts.Spec.Template.Annotations[controller.AnnotationConfigHash]), nil
+		return done(sts.Spec.Template.Annotations[vocabulary.AnnotationConfigHash]), nil
 	})
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
 
-	"github.com/example/mysql-operator/internal/apimetrics"
+	"github.com/example/mysql-operator/controller/apimetrics"
 )
 
 // Metrics are the Prometheus metric families a manager exposes.

@@ -124,6 +124,22 @@ func Start(t testing.TB) *Env {
 	return env
 }
 
+// Main is the TestMain of a package whose tests share one control plane:
+// it starts it, hands it to set, runs the tests, stops it and exits.
+func Main(m *testing.M, set func(*Env)) {
+	env, err := New()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	set(env)
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+	}
+	os.Exit(code)
+}
+
 // Kubeconfig writes a kubeconfig of a user in the system:masters group to a
 // temporary file of the test and returns its path.
 func (e *Env) Kubeconfig(t testing.TB) string {

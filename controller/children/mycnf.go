@@ -1,0 +1,76 @@
+package children
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"slices"
+	"strings"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+)
+
+// Paths in the database pod. The data directory is a subdirectory of the
+// data volume, so that a fresh filesystem's lost+found does not matter.
+const (
+	dataDir    = dataMountPath + "/data"
+	socketPath = runMountPath + "/mysqld.sock"
+	podCnfPath = runMountPath + "/pod.cnf"
+	myCnfPath  = configMountPath + "/" + configKey
+)
+
+// setting is one line of my.cnf.
+type setting struct{ key, value string }
+
+// operatorSettings are the [mysqld] settings the operator owns (the CRD
+// refuses them in spec.config) and its defaults, which spec.config may
+// override: every instance starts read-only with replication not started,
+// writes GTID binary logs durably, and is made writable or a replica by
+// the operator.
+func operatorSettings(m *databasev1.MySQL) []setting {
+	common := []setting{
+		{"datadir", dataDir}, {"socket", socketPath}, {"pid_file", runMountPath + "/mysqld.pid"}, {"tmpdir", tmpMountPath},
+		{"port", "3306"}, {"bind_address", "*"}, {"skip_name_resolve", "ON"},
+		{"log_bin", "binlog"}, {"relay_log", "relay-bin"}, {"binlog_format", "ROW"},
+		{"sync_binlog", "1"}, {"innodb_flush_log_at_trx_commit", "1"}, {"character_set_server", "utf8mb4"},
+	}
+	if m.Spec.Engine == databasev1.EngineMariaDB {
+		return append(common, setting{"log_slave_updates", "ON"}, setting{"gtid_strict_mode", "ON"},
+			setting{"read_only", "ON"}, setting{"skip_slave_start", "ON"})
+	}
+	s := append(common, setting{"gtid_mode", "ON"}, setting{"enforce_gtid_consistency", "ON"}, setting{"super_read_only", "ON"})
+	if legacyMySQL(m) {
+		return append(s, setting{"log_slave_updates", "ON"}, setting{"skip_slave_start", "ON"},
+			setting{"plugin_load_add", "semisync_master.so;semisync_slave.so"})
+	}
+	return append(s, setting{"log_replica_updates", "ON"}, setting{"skip_replica_start", "ON"},
+		setting{"plugin_load_add", "semisync_source.so;semisync_replica.so;mysql_clone.so"})
+}
+
+// legacyMySQL says whether the MySQL runs a version that still names
+// replication "slave" in its options (5.7, and 8.0 for its semi-sync plugins).
+func legacyMySQL(m *databasev1.MySQL) bool {
+	return m.Spec.Engine != databasev1.EngineMariaDB && (m.Spec.Version == "5.7" || m.Spec.Version == "8.0")
+}
+
+// MyCnf renders my.cnf: the operator's settings, then spec.config, keys
+// sorted (a later line wins), then the pod's own settings (server_id,
+// report_host), which the agent writes at start.
+func MyCnf(m *databasev1.MySQL) string {
+	var b strings.Builder
+	b.WriteString("[mysqld]\n")
+	for _, s := range operatorSettings(m) {
+		b.WriteString(s.key + " = " + s.value + "\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Spec.Config)) {
+		b.WriteString(k + " = " + string(m.Spec.Config[k]) + "\n")
+	}
+	b.WriteString("!include " + podCnfPath + "\n")
+	return b.String()
+}
+
+// ConfigHash returns the hash of my.cnf the pod template carries.
+func ConfigHash(m *databasev1.MySQL) string {
+	sum := sha256.Sum256([]byte(MyCnf(m)))
+	return hex.EncodeToString(sum[:8])
+}

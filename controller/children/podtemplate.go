@@ -1,0 +1,239 @@
+package children
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	"github.com/example/mysql-operator/agent"
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller/vocabulary"
+)
+
+// The database pod: the operator starts the server itself, as moco does,
+// rather than rely on an image's entrypoint, so the same pod works with
+// the official mysql and mariadb images and any image with the engine's
+// binaries. An init container copies the agent (cmd/agent) from the
+// operator's image into a shared volume; a second one, in the database
+// image, initialises a new data directory with the operator's accounts;
+// the server runs with the operator's my.cnf; the agent, beside it,
+// answers the kubelet's probes. Every container is non-root, with a
+// read-only root filesystem and no capabilities.
+
+// StatefulSet returns the StatefulSet running the database; agentImage is
+// the image the agent is copied from. Its replicas are spec.replicas, but
+// while the primary is an instance a scale-in would remove (see
+// instanceCount): the one child that reads status.
+func StatefulSet(m *databasev1.MySQL, agentImage string) *appsv1ac.StatefulSetApplyConfiguration {
+	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	if m.Spec.VolumeDeletionPolicy == databasev1.VolumeDelete {
+		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
+	return appsv1ac.StatefulSet(StatefulSetName(m), m.Namespace).
+		WithLabels(childLabels(m)).
+		WithOwnerReferences(ownerRef(m)).
+		WithSpec(appsv1ac.StatefulSetSpec().
+			WithReplicas(int32(InstanceCount(m))).
+			WithServiceName(HeadlessServiceName(m)).
+			// Every instance starts at once: the operator, not the
+			// StatefulSet's order, decides who is primary.
+			WithPodManagementPolicy(appsv1.ParallelPodManagement).
+			// The operator rolls the pods, the primary last (rollout.go).
+			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.OnDeleteStatefulSetStrategyType)).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(m))).
+			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
+				WithWhenDeleted(whenDeleted).
+				WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)).
+			WithTemplate(podTemplate(m, agentImage)).
+			WithVolumeClaimTemplates(dataClaim(m)))
+}
+
+func dataClaim(m *databasev1.MySQL) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	size := m.Spec.StorageSize
+	if size == "" {
+		size = defaultStorageSize
+	}
+	spec := corev1ac.PersistentVolumeClaimSpec().
+		WithAccessModes(corev1.ReadWriteOnce).
+		WithVolumeMode(corev1.PersistentVolumeFilesystem).
+		WithResources(corev1ac.VolumeResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}))
+	if m.Spec.StorageClassName != nil {
+		spec.WithStorageClassName(*m.Spec.StorageClassName)
+	}
+	// A claim template carries no namespace: the StatefulSet's is used.
+	// volumeClaimTemplates is an atomic list, so the operator owns the
+	// fields the API server defaults in it (volumeMode, status.phase):
+	// they are stated here so that an unchanged template compares equal.
+	claim := &corev1ac.PersistentVolumeClaimApplyConfiguration{}
+	return claim.WithName(DataVolume).WithSpec(spec).
+		WithStatus(corev1ac.PersistentVolumeClaimStatus().WithPhase(corev1.ClaimPending))
+}
+
+func podTemplate(m *databasev1.MySQL, agentImage string) *corev1ac.PodTemplateSpecApplyConfiguration {
+	spec := corev1ac.PodSpec().
+		WithAutomountServiceAccountToken(false).
+		WithEnableServiceLinks(false).
+		WithTerminationGracePeriodSeconds(60).
+		WithSecurityContext(corev1ac.PodSecurityContext().
+			WithRunAsNonRoot(true).
+			WithRunAsUser(mysqlUID).
+			WithRunAsGroup(mysqlUID).
+			WithFSGroup(mysqlUID).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+		WithInitContainers(installAgentContainer(agentImage), initContainer(m)).
+		WithContainers(mysqlContainer(m), agentContainer(m)).
+		WithVolumes(podVolumes(m)...)
+	if len(m.Spec.NodeSelector) > 0 {
+		spec.WithNodeSelector(m.Spec.NodeSelector)
+	}
+	for i := range m.Spec.Tolerations {
+		spec.WithTolerations(toleration(m.Spec.Tolerations[i]))
+	}
+	if m.Spec.Affinity != nil {
+		spec.WithAffinity(affinity(m.Spec.Affinity))
+	}
+	return corev1ac.PodTemplateSpec().
+		WithLabels(PodLabels(m)).
+		WithAnnotations(map[string]string{vocabulary.AnnotationConfigHash: ConfigHash(m)}).
+		WithSpec(spec)
+}
+
+// restricted is the security context of every container.
+func restricted() *corev1ac.SecurityContextApplyConfiguration {
+	return corev1ac.SecurityContext().
+		WithAllowPrivilegeEscalation(false).
+		WithReadOnlyRootFilesystem(true).
+		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL"))
+}
+
+// mount returns a volume mount.
+func mount(volume, path string, readOnly bool) *corev1ac.VolumeMountApplyConfiguration {
+	vm := corev1ac.VolumeMount().WithName(volume).WithMountPath(path)
+	if readOnly {
+		vm.WithReadOnly(true)
+	}
+	return vm
+}
+
+// agentCommand is the agent binary the install-agent container copied.
+func agentCommand(sub string, args ...string) []string {
+	return append([]string{agentMountPath + "/agent", sub}, args...)
+}
+
+func installAgentContainer(agentImage string) *corev1ac.ContainerApplyConfiguration {
+	return corev1ac.Container().WithName("install-agent").WithImage(agentImage).
+		WithCommand("/agent", "install", agentMountPath+"/agent").
+		WithSecurityContext(restricted()).
+		WithVolumeMounts(mount(agentVolume, agentMountPath, false))
+}
+
+func initContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
+	reportHost := "$(POD_NAME)." + HeadlessServiceName(m) + ".$(POD_NAMESPACE).svc"
+	return corev1ac.Container().WithName("init").WithImage(Image(m)).
+		WithCommand(agentCommand("init", "--data-dir="+dataDir, "--pod-conf="+podCnfPath, "--secrets="+secretsMountPath,
+			"--report-host="+reportHost)...).
+		WithEnv(fieldEnv("POD_NAME", "metadata.name"), fieldEnv("POD_NAMESPACE", "metadata.namespace")).
+		WithSecurityContext(restricted()).
+		WithVolumeMounts(mount(DataVolume, dataMountPath, false), mount(runVolume, runMountPath, false),
+			mount(tmpVolume, tmpMountPath, false), mount(agentVolume, agentMountPath, true),
+			mount(secretsVolume, secretsMountPath, true))
+}
+
+// fieldEnv is an environment variable from the pod's own fields. The
+// selector is an atomic struct, owned whole: the apiVersion the API server
+// would default is stated, so that an unchanged one compares equal.
+func fieldEnv(name, path string) *corev1ac.EnvVarApplyConfiguration {
+	return corev1ac.EnvVar().WithName(name).WithValueFrom(corev1ac.EnvVarSource().
+		WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath(path)))
+}
+
+// probe is an HTTP probe of the agent. The port is a number: a named port
+// must be the probed container's own, and the agent's is its sidecar's.
+func probe(path string, period, failures int32) *corev1ac.ProbeApplyConfiguration {
+	return corev1ac.Probe().
+		WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromInt32(AgentPort))).
+		WithPeriodSeconds(period).WithTimeoutSeconds(5).WithFailureThreshold(failures)
+}
+
+func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
+	c := corev1ac.Container().
+		WithName(ServerContainerName).
+		WithImage(Image(m)).
+		// The agent swaps in a prepared seed, if any, then becomes the
+		// server (exec): the server is the container's process.
+		WithCommand(agentCommand("exec-server", "--data-dir="+dataDir, "--", serverBinary(m), "--defaults-file="+myCnfPath)...).
+		WithPorts(corev1ac.ContainerPort().WithName("mysql").WithContainerPort(MySQLPort).WithProtocol(corev1.ProtocolTCP)).
+		// Crash recovery of a large data directory takes its time: the
+		// startup probe allows ten minutes before liveness takes over.
+		WithStartupProbe(probe("/healthz", 2, 300)).
+		WithLivenessProbe(probe("/healthz", 10, 6)).
+		WithReadinessProbe(probe("/readyz", 2, 2)).
+		WithSecurityContext(restricted()).
+		WithVolumeMounts(mount(DataVolume, dataMountPath, false), mount(configVolume, configMountPath, true),
+			mount(runVolume, runMountPath, false), mount(tmpVolume, tmpMountPath, false), mount(agentVolume, agentMountPath, true))
+	if r := m.Spec.Resources; len(r.Limits) > 0 || len(r.Requests) > 0 {
+		res := corev1ac.ResourceRequirements()
+		if len(r.Limits) > 0 {
+			res.WithLimits(r.Limits)
+		}
+		if len(r.Requests) > 0 {
+			res.WithRequests(r.Requests)
+		}
+		c.WithResources(res)
+	}
+	return c
+}
+
+func agentContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
+	return corev1ac.Container().WithName("agent").WithImage(Image(m)).
+		WithCommand(agentCommand("serve", "--socket="+socketPath, "--secrets="+agentSecretMountPath,
+			"--listen=:"+agentPortString, "--data-dir="+dataDir, "--server-config="+myCnfPath)...).
+		WithPorts(corev1ac.ContainerPort().WithName(agentPortName).WithContainerPort(AgentPort).WithProtocol(corev1.ProtocolTCP)).
+		WithResources(corev1ac.ResourceRequirements().WithRequests(corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")})).
+		WithSecurityContext(restricted()).
+		// The data volume: the agent streams backups of it and unpacks
+		// seeds beside the data directory; tmp: mariadb-backup's files.
+		WithVolumeMounts(mount(runVolume, runMountPath, false), mount(agentVolume, agentMountPath, true),
+			mount(agentSecretVolume, agentSecretMountPath, true), mount(DataVolume, dataMountPath, false),
+			mount(configVolume, configMountPath, true), mount(tmpVolume, tmpMountPath, false))
+}
+
+// podVolumes are the pod's volumes but the data claim. The passwords are
+// files, never environment variables: the init container sees every
+// password, the agent its own only.
+func podVolumes(m *databasev1.MySQL) []*corev1ac.VolumeApplyConfiguration {
+	rootSecret, rootKey := PasswordRef(m)
+	secretItem := func(key, path string) *corev1ac.KeyToPathApplyConfiguration {
+		return corev1ac.KeyToPath().WithKey(key).WithPath(path)
+	}
+	operator := func(items ...*corev1ac.KeyToPathApplyConfiguration) *corev1ac.VolumeProjectionApplyConfiguration {
+		return corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().WithName(OperatorSecretName(m)).WithItems(items...))
+	}
+	return []*corev1ac.VolumeApplyConfiguration{
+		corev1ac.Volume().WithName(configVolume).WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(ConfigMapName(m))),
+		corev1ac.Volume().WithName(runVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+		corev1ac.Volume().WithName(tmpVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+		corev1ac.Volume().WithName(agentVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+		corev1ac.Volume().WithName(secretsVolume).WithProjected(corev1ac.ProjectedVolumeSource().WithDefaultMode(0o440).WithSources(
+			corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().WithName(rootSecret).WithItems(secretItem(rootKey, agent.RootPasswordFile))),
+			operator(secretItem(AdminPasswordKey, agent.AdminPasswordFile), secretItem(ReplPasswordKey, agent.ReplPasswordFile),
+				secretItem(AgentPasswordKey, agent.AgentPasswordFile)))),
+		corev1ac.Volume().WithName(agentSecretVolume).WithProjected(corev1ac.ProjectedVolumeSource().WithDefaultMode(0o440).WithSources(
+			operator(secretItem(AgentPasswordKey, agent.AgentPasswordFile)))),
+	}
+}
+
+// serverBinary is the server of the engine.
+func serverBinary(m *databasev1.MySQL) string {
+	if m.Spec.Engine == databasev1.EngineMariaDB {
+		return "mariadbd"
+	}
+	return "mysqld"
+}

@@ -1,0 +1,168 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/controller/outcome"
+	"github.com/example/mysql-operator/dbop"
+	"github.com/example/mysql-operator/topology"
+)
+
+// Defaults of the data plane's settings (the manager's flags).
+const (
+	// DefaultCheckInterval is how often an idle MySQL's servers are checked.
+	DefaultCheckInterval = 10 * time.Second
+	// DefaultFailoverGrace is how long a primary may be unreachable, with its
+	// pod not ready, before the operator fails over.
+	DefaultFailoverGrace = 5 * time.Second
+	// DefaultMaxLag is the replication lag above which a replica is not ready.
+	DefaultMaxLag = 30 * time.Second
+)
+
+// DataPlane runs the observe-decide-act loop of the MySQLs' servers. One
+// value serves every MySQL; it keeps, per MySQL, the connections to its
+// servers, since when its primary has been unreachable and the old primary
+// of its last switchover. It is safe for concurrent use.
+type DataPlane struct {
+	client        client.Client
+	recorder      events.EventRecorder
+	failoverGrace time.Duration
+	maxLag        time.Duration
+
+	// pool holds the connections to the servers, reused from check to
+	// check, and which addresses each MySQL uses.
+	pool *dbop.Pool
+	// unreachable times the primaries that cannot be reached.
+	unreachable *unreachableSince
+	// demoted holds the old primaries whose clients are being cut off.
+	demoted *demotions
+}
+
+// New returns the data plane of a manager: c patches the pods' role
+// labels and deletes pods to roll them out, rec records Topology events;
+// failoverGrace is how long a primary may be unreachable before failover,
+// maxLag the replication lag above which a replica is not ready.
+func New(c client.Client, rec events.EventRecorder, failoverGrace, maxLag time.Duration) *DataPlane {
+	return &DataPlane{client: c, recorder: rec, failoverGrace: failoverGrace, maxLag: maxLag,
+		pool: dbop.NewPool(dbop.DefaultOptions()), unreachable: newUnreachableSince(), demoted: newDemotions()}
+}
+
+// Report is what one pass of the data plane tells the MySQL's status.
+type Report struct {
+	// Observed says the servers were observed: Primary, Instances and
+	// Errant hold.
+	Observed bool
+	// Primary is the pod made primary, "" for none.
+	Primary string
+	// Instances are every instance's role and health.
+	Instances []databasev1.InstanceStatus
+	// Errant are the instances with errant transactions.
+	Errant []string
+	// Waiting says which step the database is in (a topology action, a
+	// roll-out); empty when none is.
+	Waiting string
+	// Acted says an action was taken: look again soon.
+	Acted bool
+	// Recheck is how soon to look again, zero for no sooner than the
+	// periodic check.
+	Recheck time.Duration
+}
+
+// Reconcile is the data plane of one reconcile of m, whose pods are pods
+// and whose operator accounts' passwords are passwords: it observes every
+// server (one status query each), lets topology.Decide choose the one next
+// step, takes it, labels the pods with their roles and reports what the
+// status says of the database. Decisions are pure functions of the
+// observation; this function only observes and acts. The report holds
+// what was learnt before an error too.
+func (d *DataPlane) Reconcile(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, passwords map[string][]byte) (Report, error) {
+	var rep Report
+	in := d.observeInstances(ctx, m, pods, dbop.Credentials{User: dbop.AdminUser, Password: string(passwords[children.AdminPasswordKey])})
+	rev, err := d.readRevisions(ctx, m, in)
+	if err != nil {
+		return rep, err
+	}
+	c := d.clusterOf(m, in)
+	if to := rev.handOver(c.CurrentPrimary); to >= 0 {
+		c.RequestedPrimary = to
+	}
+	if c.CurrentPrimary >= 0 && !c.Instances[c.CurrentPrimary].Reachable {
+		// Look again when the failover grace ends, not a check later.
+		rep.Recheck = outcome.Soonest(c.FailoverGrace - c.PrimaryUnreachableFor + 100*time.Millisecond)
+	}
+	plan, err := topology.Decide(c)
+	if err != nil {
+		return rep, fmt.Errorf("decide the topology: %w", err)
+	}
+	primary, err := d.act(ctx, m, in, plan, passwords)
+	if err != nil {
+		return rep, err
+	}
+	plan = plan.After(primary)
+	if err := d.labelRoles(ctx, m, in, plan, primary); err != nil {
+		return rep, err
+	}
+	d.cutOffDemoted(ctx, client.ObjectKeyFromObject(m), in, primary, &rep)
+	recordDatabase(m, in, plan, primary, &rep)
+	rolled, err := d.rollOut(ctx, m, in, rev, plan, primary)
+	if rolled {
+		rep.Acted, rep.Waiting = true, "rolling out revision "+rev.update
+	}
+	return rep, err
+}
+
+// Forget drops all the data plane keeps of the MySQL key, which is gone:
+// its connections are closed.
+func (d *DataPlane) Forget(key types.NamespacedName) {
+	d.pool.Release(key.String())
+	d.unreachable.forget(key)
+	d.demoted.forget(key)
+}
+
+// clusterOf is the input of topology.Decide: the spec, what status recorded
+// and what this check observed.
+func (d *DataPlane) clusterOf(m *databasev1.MySQL, in *instances) topology.Cluster {
+	c := topology.Cluster{
+		Flavor:           topology.FlavorMySQL,
+		Replicas:         len(in.observed),
+		CurrentPrimary:   children.PodIndex(m, m.Status.CurrentPrimary),
+		RequestedPrimary: requestedPrimary(m),
+		FailoverGrace:    d.failoverGrace,
+		MaxLag:           d.maxLag,
+		Instances:        in.observed,
+	}
+	if m.Spec.Engine == databasev1.EngineMariaDB {
+		c.Flavor = topology.FlavorMariaDB
+	}
+	for _, s := range m.Status.Instances {
+		if i := children.PodIndex(m, s.Name); i >= 0 && i < c.Replicas && s.Role == databasev1.RoleErrant {
+			c.KnownErrant = append(c.KnownErrant, i)
+		}
+	}
+	lost := c.CurrentPrimary >= 0 && !in.observed[c.CurrentPrimary].Reachable
+	c.PrimaryUnreachableFor = d.unreachable.since(types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, lost)
+	return c
+}
+
+// requestedPrimary is the instance the primary should move to: one that
+// stays when a scale-in removes the primary's (spec.preferredPrimary if it
+// stays, else 0), else spec.preferredPrimary, else none (-1).
+func requestedPrimary(m *databasev1.MySQL) int {
+	preferred := -1
+	if p := m.Spec.PreferredPrimary; p != nil && *p < m.Spec.Replicas {
+		preferred = int(*p)
+	}
+	if children.PodIndex(m, m.Status.CurrentPrimary) >= int(m.Spec.Replicas) {
+		return max(preferred, 0)
+	}
+	return preferred
+}

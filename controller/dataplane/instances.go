@@ -1,0 +1,100 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/dbop"
+	"github.com/example/mysql-operator/topology"
+)
+
+// statusTimeout bounds the status query of one instance in a check.
+const statusTimeout = 3 * time.Second
+
+// instances is what one check saw of a MySQL's database servers.
+type instances struct {
+	// pods are the pods by index; nil where a pod is missing.
+	pods []*corev1.Pod
+	// db are the connections by index; nil where the pod has no address.
+	db []*dbop.Instance
+	// observed is the input of topology.Decide; status what the servers said.
+	observed []topology.Instance
+	status   []*dbop.Status
+	// errs are why an instance could not be observed, by index.
+	errs []error
+}
+
+// observeInstances reads the status of every server whose pod has an
+// address, in parallel, one round trip each,
+// as the operator's admin account. The operator connects to pod addresses,
+// which it reaches in a cluster and from the local cluster's host alike.
+func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, cred dbop.Credentials) *instances {
+	n := children.InstanceCount(m)
+	in := &instances{pods: make([]*corev1.Pod, n), db: make([]*dbop.Instance, n), observed: make([]topology.Instance, n),
+		status: make([]*dbop.Status, n), errs: make([]error, n)}
+	for i := range pods {
+		if idx := children.PodIndex(m, pods[i].Name); idx >= 0 && idx < n {
+			in.pods[idx] = &pods[i]
+		}
+	}
+	addrs := make([]string, 0, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		in.observed[i] = topology.Instance{Index: i, Port: children.MySQLPort}
+		pod := in.pods[i]
+		if pod == nil || pod.DeletionTimestamp != nil {
+			continue
+		}
+		// Replicas reach their source at its pod's address, as the
+		// operator does: the data plane needs no cluster DNS, and a
+		// source whose pod got another address is repointed at once.
+		in.observed[i].Host = pod.Status.PodIP
+		in.observed[i].PodExists, in.observed[i].PodReady = true, children.PodReady(pod)
+		if pod.Status.PodIP == "" || !children.ServerStarted(pod) {
+			in.errs[i] = fmt.Errorf("pod %s: server not started", pod.Name)
+			continue
+		}
+		addr := pod.Status.PodIP + ":" + strconv.Itoa(children.MySQLPort)
+		addrs = append(addrs, addr)
+		db, err := d.pool.Get(addr, cred)
+		if err != nil {
+			in.errs[i] = err
+			continue
+		}
+		in.db[i] = db
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in.observe(ctx, i)
+		}()
+	}
+	wg.Wait()
+	d.pool.Keep(client.ObjectKeyFromObject(m).String(), addrs)
+	return in
+}
+
+// observe reads the status of instance i into in.
+func (in *instances) observe(ctx context.Context, i int) {
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	st, err := in.db[i].Status(ctx)
+	if err != nil {
+		in.errs[i] = err
+		return
+	}
+	o, err := st.Instance(i, in.observed[i].Host, in.observed[i].Port)
+	if err != nil {
+		in.errs[i] = err
+		return
+	}
+	o.PodExists, o.PodReady = in.observed[i].PodExists, in.observed[i].PodReady
+	in.observed[i], in.status[i] = o, st
+}

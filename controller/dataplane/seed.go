@@ -1,0 +1,74 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/example/mysql-operator/agent"
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/dbop"
+	"github.com/example/mysql-operator/topology"
+)
+
+// agentPort is the agents' port, as net.JoinHostPort takes it.
+var agentPort = strconv.Itoa(children.AgentPort)
+
+// seed copies the donor's data into an empty instance: MySQL clones over
+// SQL (the recipient restarts itself with the donor's data and GTIDs);
+// MariaDB streams a mariadb-backup from the donor's agent into the
+// recipient's (seedMariaDB).
+func (d *DataPlane) seed(ctx context.Context, m *databasev1.MySQL, in *instances, a topology.Action, passwords map[string][]byte) (string, error) {
+	if m.Spec.Engine == databasev1.EngineMariaDB {
+		return d.seedMariaDB(ctx, m, in, a, passwords)
+	}
+	donor := dbop.Source{Host: in.observed[a.From].Host, Port: children.MySQLPort, User: dbop.AdminUser, Password: string(passwords[children.AdminPasswordKey])}
+	if err := need(in, a.Target).CloneFrom(ctx, donor); err != nil {
+		return "", fmt.Errorf("clone %s from %s: %w", children.PodName(m, a.Target), children.PodName(m, a.From), err)
+	}
+	return fmt.Sprintf("cloned %s from %s", children.PodName(m, a.Target), children.PodName(m, a.From)), nil
+}
+
+// seedMariaDB moves the seed of an empty MariaDB instance one step, by
+// the state its agent reports: start it (the donor's agent streams a
+// mariadb-backup), wait while it runs, restart the server once the copy is
+// prepared (its container swaps the copy in), then record the backup's
+// GTID position and clear the seed; the next check configures the
+// instance as a replica. It says what it did, for an event, "" for nothing.
+func (d *DataPlane) seedMariaDB(ctx context.Context, m *databasev1.MySQL, in *instances, a topology.Action, passwords map[string][]byte) (string, error) {
+	token := string(passwords[children.AgentPasswordKey])
+	target := agent.NewClient(net.JoinHostPort(in.observed[a.Target].Host, agentPort), token)
+	st, err := target.SeedStatus(ctx)
+	if err != nil {
+		return "", err
+	}
+	db := need(in, a.Target)
+	switch st.Phase {
+	case agent.SeedNone:
+		donor := net.JoinHostPort(in.observed[a.From].Host, agentPort)
+		req := agent.SeedRequest{Donor: donor, DonorBinlogState: in.status[a.From].GTIDBinlogState}
+		if err := target.StartSeed(ctx, req); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("seeding %s from a backup of %s", children.PodName(m, a.Target), children.PodName(m, a.From)), nil
+	case agent.SeedRunning:
+		return "", nil
+	case agent.SeedPrepared:
+		return fmt.Sprintf("restarting %s on the copy of %s", children.PodName(m, a.Target), children.PodName(m, a.From)), db.Shutdown(ctx)
+	case agent.SeedRestored:
+		for _, step := range []func(context.Context) error{db.ResetReplica,
+			func(ctx context.Context) error { return db.SetGTIDBinlogState(ctx, st.BinlogState) },
+			func(ctx context.Context) error { return db.SetGTIDSlavePos(ctx, st.SlavePos) }, target.ClearSeed} {
+			if err := step(ctx); err != nil {
+				return "", err
+			}
+		}
+		return fmt.Sprintf("%s restored at GTID position %s", children.PodName(m, a.Target), st.SlavePos), nil
+	}
+	if err := target.ClearSeed(ctx); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("seeding %s failed: %s", children.PodName(m, a.Target), st.Error)
+}
