@@ -86,6 +86,10 @@ type Dialect interface {
 	// EnableSemiSyncSource makes commits wait for waitCount replica
 	// acknowledgements (MariaDB: always one), never falling back to asynchronous.
 	EnableSemiSyncSource(waitCount int) ([]Stmt, error)
+	// SemiSyncAcks is how many replica acknowledgements each commit waits
+	// for on a source that EnableSemiSyncSource(waitCount) configured: what
+	// a failover may count on (topology.Cluster.SemiSyncAcks); 0 for 0.
+	SemiSyncAcks(waitCount int) int
 	// DisableSemiSyncSource turns the source side of semi-sync off.
 	DisableSemiSyncSource() []Stmt
 	// EnableSemiSyncReplica makes the replica acknowledge (before START REPLICA).

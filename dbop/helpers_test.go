@@ -111,6 +111,7 @@ func mysqlErrno(err error) uint16 {
 func (e *env) observe(ctx context.Context, c topology.Cluster) topology.Cluster {
 	e.t.Helper()
 	c.Flavor, c.Replicas, c.Instances = topology.FlavorMariaDB, len(e.ins), nil
+	c.SemiSyncAcks = MariaDB.SemiSyncAcks(topology.SemiSyncWaitCount(c.Replicas))
 	for i, in := range e.ins {
 		st, err := in.Status(ctx)
 		if err != nil {

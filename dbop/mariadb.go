@@ -12,8 +12,8 @@ import (
 // from everyone but the operator), the built-in semi-sync (rpl_semi_sync_master_* /
 // rpl_semi_sync_slave_*), MASTER_GTID_WAIT and RESET MASTER. MariaDB's semi-sync
 // has no wait-for-count: a commit waits for one acknowledgement, whatever the number
-// of replicas, so with more than three instances a failover may lose acknowledged
-// transactions that MySQL's rpl_semi_sync_source_wait_for_replica_count would keep.
+// of replicas (SemiSyncAcks), so a failover needs every replica reachable to be sure
+// one has every acknowledged transaction (topology.FailoverQuorum).
 var MariaDB Dialect = mariadbDialect{}
 
 type mariadbDialect struct{}
@@ -103,6 +103,11 @@ func (mariadbDialect) EnableSemiSyncSource(waitCount int) ([]Stmt, error) {
 	return []Stmt{stmt("SET GLOBAL rpl_semi_sync_master_timeout = ?, GLOBAL rpl_semi_sync_master_wait_no_slave = ON, "+
 		"GLOBAL rpl_semi_sync_master_wait_point = 'AFTER_SYNC', GLOBAL rpl_semi_sync_master_enabled = ON", semiSyncTimeout)}, nil
 }
+
+// SemiSyncAcks is 1 for any waitCount: MariaDB's semi-sync has no setting
+// of the count and waits for one acknowledgement whatever the number of
+// replicas (TestReplicationMariaDB shows it on the server).
+func (mariadbDialect) SemiSyncAcks(waitCount int) int { return min(max(waitCount, 0), 1) }
 
 // DisableSemiSyncSource implements Dialect.
 func (mariadbDialect) DisableSemiSyncSource() []Stmt {

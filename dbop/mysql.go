@@ -94,6 +94,10 @@ func (mysqlDialect) EnableSemiSyncSource(waitCount int) ([]Stmt, error) {
 		"GLOBAL rpl_semi_sync_source_enabled = ON", semiSyncTimeout, waitCount)}, nil
 }
 
+// SemiSyncAcks is waitCount: EnableSemiSyncSource sets
+// rpl_semi_sync_source_wait_for_replica_count to it.
+func (mysqlDialect) SemiSyncAcks(waitCount int) int { return max(waitCount, 0) }
+
 // DisableSemiSyncSource implements Dialect.
 func (mysqlDialect) DisableSemiSyncSource() []Stmt {
 	return stmts("SET GLOBAL rpl_semi_sync_source_enabled = OFF")

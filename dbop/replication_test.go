@@ -19,6 +19,7 @@ func TestReplicationMariaDB(t *testing.T) {
 		RequestedPrimary: -1, FailoverGrace: 10 * time.Second, MaxLag: 10 * time.Second}}
 	t.Run("bootstrap and replicas", r.bootstrapAndReplicas)
 	t.Run("data reaches both replicas with semi-sync", r.dataReachesBothReplicasWithSemiSync)
+	t.Run("a commit waits for the dialect's acknowledgements", r.commitWaitsForTheDialectsAcks)
 	t.Run("replicas refuse writes", r.replicasRefuseWrites)
 	t.Run("switchover", r.switchover)
 	t.Run("unacknowledged commit blocks, crash, failover", r.unacknowledgedCommitBlocksCrashFailover)

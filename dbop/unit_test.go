@@ -169,3 +169,24 @@ func TestMySQLStatusParsing(t *testing.T) {
 		t.Errorf("Empty = %v, %v", empty, err)
 	}
 }
+
+// TestMySQLSemiSyncAcks: the wait count MySQL's EnableSemiSyncSource sets
+// (rpl_semi_sync_source_wait_for_replica_count, its second placeholder) is
+// what SemiSyncAcks tells the failover quorum, for every cluster size.
+func TestMySQLSemiSyncAcks(t *testing.T) {
+	for w := 1; w <= 5; w++ {
+		ss, err := MySQL.EnableSemiSyncSource(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ss) != 1 || !strings.Contains(ss[0].SQL, "rpl_semi_sync_source_wait_for_replica_count = ?") || len(ss[0].Args) != 2 {
+			t.Fatalf("EnableSemiSyncSource(%d) = %+v", w, ss)
+		}
+		if set := ss[0].Args[1]; set != MySQL.SemiSyncAcks(w) {
+			t.Errorf("EnableSemiSyncSource(%d) sets the wait count to %v, SemiSyncAcks says %d", w, set, MySQL.SemiSyncAcks(w))
+		}
+	}
+	if MySQL.SemiSyncAcks(0) != 0 || MariaDB.SemiSyncAcks(0) != 0 {
+		t.Errorf("a single instance waits for acknowledgements")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/example/mysql-operator/topology"
 )
 
 // Engine is the server software: MySQL or MariaDB.
@@ -96,4 +98,15 @@ func DialectFor(v Version) (Dialect, error) {
 		return MariaDB, nil
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnsupportedVersion, v)
+}
+
+// DialectOf returns the dialect of the GTID flavor f: what is the same for
+// every version of an engine (SemiSyncAcks), when no server can be asked
+// its version (a lost primary). Statements are rendered by the dialect
+// DialectFor picks from the server's version.
+func DialectOf(f topology.Flavor) Dialect {
+	if f == topology.FlavorMariaDB {
+		return MariaDB
+	}
+	return MySQL
 }

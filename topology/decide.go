@@ -20,7 +20,7 @@ func Decide(c Cluster) (Plan, error) {
 	p := Plan{
 		Primary:           c.CurrentPrimary,
 		Instances:         initialStates(c),
-		SemiSyncWaitCount: c.Replicas / 2,
+		SemiSyncWaitCount: SemiSyncWaitCount(c.Replicas),
 		Action:            none(""),
 	}
 	if c.CurrentPrimary < 0 {
@@ -36,6 +36,12 @@ func Decide(c Cluster) (Plan, error) {
 	return p, nil
 }
 
+// SemiSyncWaitCount is how many replica acknowledgements the primary of a
+// cluster of n instances is configured to wait for: half the instances,
+// rounded down (1 of 1 or 2 replicas, 2 of 3 or 4, ... 5 of 9), 0 for a
+// single instance.
+func SemiSyncWaitCount(n int) int { return n / 2 }
+
 // validate checks that the input is consistent.
 func validate(c Cluster) error {
 	if c.Flavor != FlavorMySQL && c.Flavor != FlavorMariaDB {
@@ -49,6 +55,9 @@ func validate(c Cluster) error {
 	}
 	if c.RequestedPrimary < -1 || c.RequestedPrimary >= c.Replicas {
 		return fmt.Errorf("requested primary %d out of range", c.RequestedPrimary)
+	}
+	if c.Replicas > 1 && (c.SemiSyncAcks < 1 || c.SemiSyncAcks > c.Replicas-1) {
+		return fmt.Errorf("%d semi-sync acknowledgements per commit with %d replicas", c.SemiSyncAcks, c.Replicas-1)
 	}
 	for i, in := range c.Instances {
 		if in.Index != i {

@@ -9,9 +9,10 @@ import (
 
 // mysqlCluster converts base(n) to MySQL: instance i has server_uuid uuids[i].
 func mysqlCluster(n int) (Cluster, []string) {
-	uuids := []string{uA, uB, "c0ffee00-0000-4000-8000-000000000003"}
+	uuids := []string{uA, uB, "c0ffee00-0000-4000-8000-000000000003", "c0ffee00-0000-4000-8000-000000000004",
+		"c0ffee00-0000-4000-8000-000000000005"}
 	c := base(n)
-	c.Flavor = FlavorMySQL
+	c.Flavor, c.SemiSyncAcks = FlavorMySQL, SemiSyncWaitCount(n)
 	for i := range c.Instances {
 		in := &c.Instances[i]
 		in.SourceID = uuids[i]
@@ -61,6 +62,24 @@ func TestDecideMySQL(t *testing.T) {
 	checkPlan(t, p, want{kind: ActionFailover, target: 1, from: 0, instances: []int{1, 2}, primary: 1})
 }
 
+// TestDecideMySQLQuorum: MySQL's primary waits for half the instances'
+// acknowledgements, so with five instances a failover needs three of the
+// four replicas, and a known errant one neither counts nor wins.
+func TestDecideMySQLQuorum(t *testing.T) {
+	c, uuids := mysqlCluster(5)
+	lose(&c, time.Minute)
+	c.KnownErrant = []int{1}
+	c.Instances[1].Executed = MustParseGTIDSet(FlavorMySQL, uA+":1-10,"+uuids[1]+":1-50")
+	c.Instances[3].Replication.Retrieved = MustParseGTIDSet(FlavorMySQL, uA+":1-13")
+	writableUnlessReadOnly(&c)
+	p, _ := Decide(c)
+	checkPlan(t, p, want{kind: ActionFailover, target: 3, from: 0, instances: []int{2, 3, 4}, primary: 3, errant: []int{1}, roles: "PERRR"})
+
+	c.Instances[4].Reachable = false
+	p, _ = Decide(c)
+	checkPlan(t, p, want{kind: ActionNone, target: -1, from: -1, primary: 0, errant: []int{1}, reason: "each commit waited for 2 of the 4 replicas, so 3 of them"})
+}
+
 func TestChooseCandidate(t *testing.T) {
 	mk := func(i int, executed, retrieved string) Instance {
 		in := Instance{Index: i, Executed: MustParseGTIDSet(FlavorMySQL, executed)}
@@ -101,6 +120,8 @@ func TestDecideRejectsBadInput(t *testing.T) {
 		"requested range":  func(c *Cluster) { c.RequestedPrimary = -2 },
 		"executed flavor":  func(c *Cluster) { c.Instances[1].Executed = MustParseGTIDSet(FlavorMySQL, uA+":1") },
 		"retrieved flavor": func(c *Cluster) { c.Instances[1].Replication.Retrieved = MustParseGTIDSet(FlavorMySQL, uA+":1") },
+		"acks unknown":     func(c *Cluster) { c.SemiSyncAcks = 0 },
+		"acks too many":    func(c *Cluster) { c.SemiSyncAcks = 3 },
 	}
 	for name, mod := range cases {
 		c := base(3)

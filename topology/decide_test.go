@@ -12,7 +12,7 @@ import (
 // semi-sync primary at 0-1-10, the others replicate from it and are caught up.
 func base(n int) Cluster {
 	c := Cluster{Flavor: FlavorMariaDB, Replicas: n, CurrentPrimary: 0, RequestedPrimary: -1,
-		FailoverGrace: 30 * time.Second, MaxLag: 10 * time.Second}
+		FailoverGrace: 30 * time.Second, MaxLag: 10 * time.Second, SemiSyncAcks: min(n-1, 1)}
 	for i := range n {
 		in := Instance{Index: i, Host: "db-" + strconv.Itoa(i), Port: 3306, PodExists: true, PodReady: true,
 			Reachable: true, SourceID: strconv.Itoa(i + 1), ReadOnly: true,
@@ -176,17 +176,22 @@ var lostPrimaryCases = []decideCase{
 	{"no failover without a quorum", 3, func(c *Cluster) {
 		lose(c, time.Minute)
 		c.Instances[2].Reachable = false
-	}, want{kind: ActionNone, target: -1, from: -1, primary: 0, reason: "more than half of the 2 replicas"}},
+	}, want{kind: ActionNone, target: -1, from: -1, primary: 0, reason: "each commit waited for 1 of the 2 replicas, so 2 of them must be reachable"}},
 	{"two instances fail over with their one replica", 2, func(c *Cluster) { lose(c, time.Minute) },
 		want{kind: ActionFailover, target: 1, from: 0, instances: []int{1}, primary: 1}},
 	{"a single instance never fails over", 1, func(c *Cluster) { lose(c, time.Hour) },
 		want{kind: ActionNone, target: -1, from: -1, primary: 0}},
-	{"known errant replicas neither vote nor win", 5, func(c *Cluster) {
+	{"MariaDB: a known errant replica may hold the only acknowledgement", 5, func(c *Cluster) {
 		lose(c, time.Minute)
 		c.KnownErrant = []int{1}
 		c.Instances[1].Executed = gtids("0-1-10,0-2-50")
 		c.Instances[3].Replication.Retrieved = gtids("0-1-13")
-	}, want{kind: ActionFailover, target: 3, from: 0, instances: []int{2, 3, 4}, primary: 3, errant: []int{1}, roles: "PERRR"}},
+	}, want{kind: ActionNone, target: -1, from: -1, primary: 0, errant: []int{1}, roles: "PERRR",
+		reason: "each commit waited for 1 of the 4 replicas, so 4 of them must be reachable, hold data and not be errant"}},
+	{"MariaDB: a replica lost with the primary blocks failover", 4, func(c *Cluster) {
+		lose(c, time.Minute)
+		c.Instances[3].Reachable = false
+	}, want{kind: ActionNone, target: -1, from: -1, primary: 0, reason: "so 3 of them must be reachable"}},
 	{"errant replicas do not count for the quorum", 3, func(c *Cluster) {
 		lose(c, time.Minute)
 		c.KnownErrant = []int{1}

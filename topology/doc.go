@@ -36,12 +36,17 @@
 //
 // # Failover safety
 //
-// A primary with n instances waits for n/2 semi-sync acknowledgements
-// (Plan.SemiSyncWaitCount) and never falls back to asynchronous replication. A
-// failover needs more than half of the n-1 replicas reachable, not errant and
-// holding data; then fewer than half of them, at most n/2 - 1, are missing: fewer
-// than the acknowledgements of any commit, so at least one reachable replica has
-// every acknowledged transaction and ChooseCandidate finds it. MariaDB waits for one
-// acknowledgement whatever n is, so this holds there only up to three instances.
-// A single instance never fails over; two instances fail over to their replica.
+// A primary of n instances is configured to wait for SemiSyncWaitCount(n) = n/2
+// semi-sync acknowledgements and never falls back to asynchronous replication;
+// what it really waits for is the engine's (dbop.Dialect.SemiSyncAcks, the
+// Cluster's SemiSyncAcks): that count on MySQL, one on MariaDB, whatever n is.
+// Every acknowledged commit is thus on at least SemiSyncAcks of the n-1 replicas.
+// A failover needs FailoverQuorum(n, acks) = (n-1) - (acks-1) of them reachable, not
+// errant and holding data: at most acks-1 replicas are left out, too few to hold
+// every acknowledger, so one candidate has every acknowledged transaction and
+// ChooseCandidate, which takes the candidate holding every other's, finds it.
+// Otherwise no failover happens and the plan's reason says why. On MySQL that is
+// more than half of the replicas; on MariaDB, every replica. A single instance
+// never fails over; two fail over to their replica. TestFailoverNeverLosesAnAcknowledgedWrite
+// checks this exhaustively, for both engines and 1 to 10 instances.
 package topology

@@ -8,8 +8,9 @@ import (
 )
 
 // decideLostPrimary decides when the current primary is unreachable or came back
-// without its data: after the grace period, and only with a quorum of replicas,
-// fail over to the replica that has every transaction of the others.
+// without its data: after the grace period, and only with enough replicas that
+// one of them surely has every acknowledged transaction (FailoverQuorum), fail
+// over to the replica that has every transaction of the others.
 func decideLostPrimary(c Cluster, p *Plan) {
 	cp := c.CurrentPrimary
 	prim := c.Instances[cp]
@@ -23,9 +24,10 @@ func decideLostPrimary(c Cluster, p *Plan) {
 		return
 	}
 	voters := failoverVoters(c, p)
-	if 2*len(voters) <= c.Replicas-1 {
-		p.Action = none(fmt.Sprintf("primary %d lost, but failover needs more than half of the %d replicas reachable; %d are",
-			cp, c.Replicas-1, len(voters)))
+	if need := FailoverQuorum(c.Replicas, c.SemiSyncAcks); len(voters) < need {
+		p.Action = none(fmt.Sprintf("primary %d lost, but no failover: each commit waited for %d of the %d replicas, "+
+			"so %d of them must be reachable, hold data and not be errant for one to surely have every acknowledged transaction; %d are",
+			cp, c.SemiSyncAcks, c.Replicas-1, need, len(voters)))
 		return
 	}
 	cands := make([]Instance, 0, len(voters))
@@ -41,6 +43,16 @@ func decideLostPrimary(c Cluster, p *Plan) {
 	p.Action = Action{Kind: ActionFailover, Target: cand, From: cp, Instances: voters,
 		Reason: fmt.Sprintf("primary %d lost: fail over to instance %d", cp, cand)}
 }
+
+// FailoverQuorum is how many of the n-1 replicas of a cluster of n instances
+// must be candidates (reachable, not errant, holding data) for a failover when
+// each commit waited for acks of them: with at most acks-1 replicas left out,
+// at least one candidate acknowledged every acknowledged transaction, and
+// ChooseCandidate, which picks the candidate holding every other's, has it.
+// Any fewer, and every replica that acknowledged the last commit may be among
+// those left out. It is n-1 (every replica) for acks = 1, which is MariaDB's
+// semi-sync whatever the cluster size.
+func FailoverQuorum(n, acks int) int { return n - acks }
 
 // knownErrant returns the in-range, non-primary instances of c.KnownErrant, sorted.
 func knownErrant(c Cluster) []int {

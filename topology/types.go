@@ -80,6 +80,12 @@ type Cluster struct {
 	FailoverGrace time.Duration
 	// MaxLag is the lag above which a replica is not ready.
 	MaxLag time.Duration
+	// SemiSyncAcks is how many replica acknowledgements each commit on the
+	// primary waits for: what the engine does with the wait count the primary
+	// is configured with (dbop.Dialect.SemiSyncAcks of SemiSyncWaitCount), 0
+	// for a single instance. A failover needs enough replicas reachable that
+	// one of them has every acknowledged transaction (see Decide).
+	SemiSyncAcks int
 	// KnownErrant are the instances reported errant before (status), kept while
 	// the primary cannot be observed to recompute them.
 	KnownErrant []int
@@ -171,8 +177,8 @@ type Plan struct {
 	Instances []InstanceState
 	// Errant lists the instances with errant transactions, in index order.
 	Errant []int
-	// SemiSyncWaitCount is how many replica acknowledgements the primary must wait
-	// for: Replicas/2, 0 for a single instance.
+	// SemiSyncWaitCount is how many replica acknowledgements the primary is
+	// configured to wait for: SemiSyncWaitCount(Replicas).
 	SemiSyncWaitCount int
 	// Action is the next step.
 	Action Action

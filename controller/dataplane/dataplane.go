@@ -143,6 +143,7 @@ func (d *DataPlane) clusterOf(m *databasev1.MySQL, in *instances) topology.Clust
 	if m.Spec.Engine == databasev1.EngineMariaDB {
 		c.Flavor = topology.FlavorMariaDB
 	}
+	c.SemiSyncAcks = dbop.DialectOf(c.Flavor).SemiSyncAcks(topology.SemiSyncWaitCount(c.Replicas))
 	for _, s := range m.Status.Instances {
 		if i := children.PodIndex(m, s.Name); i >= 0 && i < c.Replicas && s.Role == databasev1.RoleErrant {
 			c.KnownErrant = append(c.KnownErrant, i)
