@@ -3,7 +3,8 @@ package ctrltest
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"net"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,19 +26,45 @@ import (
 // not run here); the operator's data plane then really talks to the
 // servers: it makes a primary, configures replication, labels the roles.
 
-// loopbackNet numbers the MySQLs of the test binary: MySQL k's pod i
-// listens on 127.77.k.(i+1).
-var loopbackNet atomic.Int32
+// loopbackNets hands out the MySQLs' address blocks: MySQL k's pod i
+// listens on 127.77.k.(i+1). The test binaries of several packages run at
+// once, so a block is taken across processes: by a listener on
+// 127.77.k.255:3306 that the process holds until it exits, which the
+// kernel gives to one process only.
+var loopbackNets struct {
+	sync.Mutex
+	next  int
+	taken []net.Listener
+}
+
+// loopbackNet takes a free address block and returns its k.
+func loopbackNet(t *testing.T) int {
+	t.Helper()
+	loopbackNets.Lock()
+	defer loopbackNets.Unlock()
+	for ; loopbackNets.next < 250; loopbackNets.next++ {
+		k := loopbackNets.next + 1
+		l, err := net.Listen("tcp", fmt.Sprintf("127.77.%d.255:3306", k))
+		if err != nil {
+			continue
+		}
+		loopbackNets.taken = append(loopbackNets.taken, l)
+		loopbackNets.next++
+		return k
+	}
+	t.Fatal("no free loopback block 127.77.k.0/24 left")
+	return 0
+}
 
 // ServePods starts the servers and pods of instances from..to-1 of the
 // MySQL m, which must be of engine MariaDB.
 func (e *Env) ServePods(t *testing.T, m *databasev1.MySQL, from, to int) []*dbtest.Server {
 	t.Helper()
 	ctx := context.Background()
-	net := loopbackNet.Add(1)
+	k := loopbackNet(t)
 	hosts := make([]string, 0, to-from)
 	for i := from; i < to; i++ {
-		hosts = append(hosts, fmt.Sprintf("127.77.%d.%d", net, i+1))
+		hosts = append(hosts, fmt.Sprintf("127.77.%d.%d", k, i+1))
 	}
 	servers := dbtest.Start(t, to-from, dbtest.Config{Bootstrap: e.bootstrapSQL(t, m), Hosts: hosts, FirstServerID: uint32(from + 1)})
 	for n, i := 0, from; i < to; n, i = n+1, i+1 {
