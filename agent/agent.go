@@ -38,6 +38,13 @@ type Config struct {
 	// ServerConfig is the server's option file (the operator's my.cnf),
 	// which mariadb-backup reads too.
 	ServerConfig string
+	// PidFile is the server's pid file, on the volume the pod's
+	// containers share.
+	PidFile string
+	// Engine and EngineVersion are what the MySQL's spec names (MySQL or
+	// MariaDB, and major.minor): init checks that the image's server is
+	// that. Empty skips the check.
+	Engine, EngineVersion string
 }
 
 // Password files in Config.Secrets.

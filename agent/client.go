@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Client is the operator's side of an agent's seed endpoints.
+// Client is the operator's side of an agent's endpoints: seeds and crashes.
 type Client struct {
 	base, token string
 	http        *http.Client
@@ -48,16 +48,27 @@ func (c *Client) ClearSeed(ctx context.Context) error {
 	return err
 }
 
+// Crash asks the agent to kill its server (Config.Crash).
+func (c *Client) Crash(ctx context.Context) error {
+	_, err := c.request(ctx, http.MethodPost, "/crash", nil)
+	return err
+}
+
 // do sends one request to /seed and returns the answer's body.
 func (c *Client) do(ctx context.Context, method string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+"/seed", bytes.NewReader(body))
+	return c.request(ctx, method, "/seed", body)
+}
+
+// request sends one request to path and returns the answer's body.
+func (c *Client) request(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s/seed: %w", method, c.base, err)
+		return nil, fmt.Errorf("%s %s%s: %w", method, c.base, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
@@ -65,7 +76,7 @@ func (c *Client) do(ctx context.Context, method string, body []byte) ([]byte, er
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s %s/seed: %s: %s", method, c.base, resp.Status, bytes.TrimSpace(data))
+		return nil, fmt.Errorf("%s %s%s: %s: %s", method, c.base, path, resp.Status, bytes.TrimSpace(data))
 	}
 	return data, nil
 }

@@ -20,16 +20,19 @@ func Init(c Config, hostname string) error {
 	if err := c.WritePodConf(hostname); err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(c.DataDir, "mysql")); err == nil {
-		return nil // initialised already
-	}
 	server, err := lookPath("mariadbd", "mysqld")
 	if err != nil {
-		return err
+		return fmt.Errorf("the image has no database server: %w", err)
 	}
 	v, err := serverVersion(server)
 	if err != nil {
 		return err
+	}
+	if err := c.checkServer(server, v); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(c.DataDir, "mysql")); err == nil {
+		return nil // initialised already
 	}
 	d, err := dbop.DialectFor(v)
 	if err != nil {
@@ -56,6 +59,20 @@ func Init(c Config, hostname string) error {
 		return fmt.Errorf("initialise the data directory: %w", err)
 	}
 	return os.Rename(tmp, c.DataDir)
+}
+
+// checkServer says what the image holds when its server is not the engine
+// and version the spec names: the pod would not start, or would start a
+// server the operator speaks another dialect to.
+func (c Config) checkServer(server string, v dbop.Version) error {
+	if c.Engine == "" {
+		return nil
+	}
+	if v.Engine.String() == c.Engine && fmt.Sprintf("%d.%d", v.Major, v.Minor) == c.EngineVersion {
+		return nil
+	}
+	return fmt.Errorf("the image's server is %s (%s), but spec.engine is %s and spec.version %s: set spec.image to an image of %s %s, or spec.engine and spec.version to what the image runs",
+		v, server, c.Engine, c.EngineVersion, c.Engine, c.EngineVersion)
 }
 
 // writeBootstrap renders the bootstrap SQL into a private file and returns

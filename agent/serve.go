@@ -70,6 +70,9 @@ func (p *Probes) Handler(s *seeder) http.Handler {
 	mux.Handle("DELETE /seed", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		answerWith(w, s.clear(), http.StatusConflict)
 	})))
+	mux.Handle("POST /crash", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answerWith(w, s.c.Crash(), http.StatusInternalServerError)
+	})))
 	return mux
 }
 

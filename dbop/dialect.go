@@ -125,6 +125,7 @@ type statusNames struct {
 	sourceHost, sourcePort, ioRunning, sqlRunning, retrieved, lag         string
 	semiSourceEnabled, semiWaitCount, semiTimeout, semiReplicaEnabled     string
 	semiSourceStatus, semiClients, semiYesTx, semiNoTx, semiReplicaStatus string
+	semiWaitSessions                                                      string
 }
 
 // semiSyncTimeout is how long a semi-sync primary waits for acknowledgements before
@@ -136,8 +137,16 @@ type statusNames struct {
 // the operator repairs the replicas or fails over.
 const semiSyncTimeout = 1<<32 - 1
 
-// connectRetry is the seconds between a replica's attempts to reconnect.
-const connectRetry = 10
+// A replica's liveness settings, in seconds, set with its source: the
+// source sends a heartbeat when it has nothing else to send for
+// heartbeatPeriod, so that the replica's net timeout (the operator's
+// my.cnf: 10 s) runs out only when its source is really gone; it then
+// tries to reconnect every connectRetry. (STOP REPLICA IO_THREAD, the
+// fence, waits for a receiver blocked connecting until that attempt ends.)
+const (
+	connectRetry    = 1
+	heartbeatPeriod = 1
+)
 
 // waitSeconds converts a wait timeout to whole seconds, at least 1.
 func waitSeconds(d time.Duration) int64 {

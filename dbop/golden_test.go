@@ -82,6 +82,7 @@ func goldenStatements(d Dialect) string {
 	one("Shutdown", d.Shutdown())
 	one("ListConnections", []Stmt{d.ListConnections()})
 	one("KillConnection", []Stmt{d.KillConnection(42)})
+	one("Heartbeat", heartbeat())
 	goldenGitOps(&b, d)
 	return b.String()
 }

@@ -42,6 +42,7 @@ func (mariadbDialect) names() statusNames {
 		semiReplicaEnabled: "rpl_semi_sync_slave_enabled", semiSourceStatus: "Rpl_semi_sync_master_status",
 		semiClients: "Rpl_semi_sync_master_clients", semiYesTx: "Rpl_semi_sync_master_yes_tx",
 		semiNoTx: "Rpl_semi_sync_master_no_tx", semiReplicaStatus: "Rpl_semi_sync_slave_status",
+		semiWaitSessions: "Rpl_semi_sync_master_wait_sessions",
 	}
 }
 
@@ -66,8 +67,8 @@ func (mariadbDialect) ChangeSource(src Source) ([]Stmt, error) {
 	return []Stmt{
 		stmt("SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_current_pos"),
 		{SQL: "CHANGE MASTER TO MASTER_HOST = ?, MASTER_PORT = ?, MASTER_USER = ?, MASTER_PASSWORD = ?, " +
-			"MASTER_USE_GTID = slave_pos, MASTER_SSL = ?, MASTER_CONNECT_RETRY = ?",
-			Args: []any{src.Host, src.Port, src.User, src.Password, ssl, connectRetry}, Secret: true},
+			"MASTER_USE_GTID = slave_pos, MASTER_SSL = ?, MASTER_CONNECT_RETRY = ?, MASTER_HEARTBEAT_PERIOD = ?",
+			Args: []any{src.Host, src.Port, src.User, src.Password, ssl, connectRetry, heartbeatPeriod}, Secret: true},
 	}, nil
 }
 

@@ -41,7 +41,7 @@ func (mysqlDialect) names() statusNames {
 		semiTimeout: "rpl_semi_sync_source_timeout", semiReplicaEnabled: "rpl_semi_sync_replica_enabled",
 		semiSourceStatus: "Rpl_semi_sync_source_status", semiClients: "Rpl_semi_sync_source_clients",
 		semiYesTx: "Rpl_semi_sync_source_yes_tx", semiNoTx: "Rpl_semi_sync_source_no_tx",
-		semiReplicaStatus: "Rpl_semi_sync_replica_status",
+		semiReplicaStatus: "Rpl_semi_sync_replica_status", semiWaitSessions: "Rpl_semi_sync_source_wait_sessions",
 	}
 }
 
@@ -60,8 +60,8 @@ func (mysqlDialect) ChangeSource(src Source) ([]Stmt, error) {
 	}
 	return []Stmt{{SQL: "CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, " +
 		"SOURCE_PASSWORD = ?, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, " +
-		"SOURCE_CONNECT_RETRY = ?",
-		Args: []any{src.Host, src.Port, src.User, src.Password, connectRetry}, Secret: true}}, nil
+		"SOURCE_CONNECT_RETRY = ?, SOURCE_HEARTBEAT_PERIOD = ?",
+		Args: []any{src.Host, src.Port, src.User, src.Password, connectRetry, heartbeatPeriod}, Secret: true}}, nil
 }
 
 // StartReplica implements Dialect.

@@ -29,7 +29,7 @@ type Options struct {
 	MaxOpen int
 	// IdleTimeout closes connections idle that long (default 30s).
 	IdleTimeout time.Duration
-	// DialTimeout bounds connecting (default 5s).
+	// DialTimeout bounds connecting (default 2s).
 	DialTimeout time.Duration
 	// ReadTimeout and WriteTimeout bound each network read and write (default
 	// 30s). WaitForGTID waits in server-side slices shorter than ReadTimeout.
@@ -43,10 +43,11 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// DefaultOptions returns the defaults: 2 connections, 30s idle timeout, 5s dial
-// timeout, 30s read and write timeouts.
+// DefaultOptions returns the defaults: 2 connections, 30s idle timeout, 2s dial
+// timeout (a server in the cluster's network answers in milliseconds; one that
+// does not is lost, and the failover's clock runs), 30s read and write timeouts.
 func DefaultOptions() Options {
-	return Options{MaxOpen: 2, IdleTimeout: 30 * time.Second, DialTimeout: 5 * time.Second,
+	return Options{MaxOpen: 2, IdleTimeout: 30 * time.Second, DialTimeout: 2 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 }
 

@@ -57,6 +57,9 @@ func (r *replCase) commitWaitsForTheDialectsAcks(t *testing.T) {
 			t.Fatalf("%d receivers running, fewer than %d: the commit returned (%v)", running, acks, err)
 		case <-time.After(time.Second):
 		}
+		if st, err := e.ins[0].Status(ctx); err != nil || st.SemiSync.WaitSessions != 1 {
+			t.Errorf("a commit waits: status %+v, %v; want one session waiting", st.SemiSync, err)
+		}
 		restart()
 		if err := <-done; err != nil {
 			t.Fatal(fmt.Errorf("the commit released by the receivers: %w", err))

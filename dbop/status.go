@@ -78,6 +78,8 @@ type SemiSyncStatus struct {
 	YesTx uint64
 	// NoTx counts the commits that were not acknowledged (asynchronous fallback).
 	NoTx uint64
+	// WaitSessions is how many sessions wait for an acknowledgement now.
+	WaitSessions int
 	// ReplicaEnabled is rpl_semi_sync_{replica,slave}_enabled.
 	ReplicaEnabled bool
 	// ReplicaActive is Rpl_semi_sync_{replica,slave}_status.
@@ -213,6 +215,7 @@ func parseSemiSync(vars, status map[string]string, n statusNames) SemiSyncStatus
 	s.Clients, _ = strconv.Atoi(status[n.semiClients])
 	s.YesTx, _ = strconv.ParseUint(status[n.semiYesTx], 10, 64)
 	s.NoTx, _ = strconv.ParseUint(status[n.semiNoTx], 10, 64)
+	s.WaitSessions, _ = strconv.Atoi(status[n.semiWaitSessions])
 	return s
 }
 
@@ -259,7 +262,8 @@ func (s *Status) Instance(index int, host string, port int) (topology.Instance, 
 	}
 	in := topology.Instance{Index: index, Host: host, Port: port, Reachable: true, SourceID: s.SourceID(),
 		ReadOnly: s.ReadOnly, Writable: !s.ReadOnly, Executed: exec, SemiSyncSource: s.SemiSync.SourceEnabled,
-		SemiSyncWaitCount: s.SemiSync.WaitCount, SemiSyncReplica: s.SemiSync.ReplicaEnabled}
+		SemiSyncWaitCount: s.SemiSync.WaitCount, SemiSyncReplica: s.SemiSync.ReplicaEnabled,
+		SemiSyncWaitSessions: s.SemiSync.WaitSessions}
 	if s.Flavor() == topology.FlavorMySQL {
 		in.ReadOnly = s.SuperReadOnly
 	}
@@ -270,7 +274,8 @@ func (s *Status) Instance(index int, host string, port int) (topology.Instance, 
 		}
 		in.Replication = &topology.Replication{SourceHost: r.SourceHost, SourcePort: r.SourcePort,
 			IORunning: r.IOState == "Yes", IOConnecting: r.IOState == "Connecting", SQLRunning: r.SQLRunning,
-			LastIOError: r.LastIOError, LastSQLError: r.LastSQLError, Retrieved: ret}
+			LastIOError: r.LastIOError, LastSQLError: r.LastSQLError, Retrieved: ret,
+			IOErrorTransient: r.LastIOErrno >= 2000 && r.LastIOErrno < 3000}
 		if r.SecondsBehind != nil {
 			lag := time.Duration(*r.SecondsBehind) * time.Second
 			in.Replication.Lag = &lag

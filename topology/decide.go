@@ -11,8 +11,10 @@ import (
 // decision is therefore made from a fresh observation and actions are idempotent.
 //
 // The order of precedence is: choose a first primary (bootstrap or adopt), fail over
-// a lost primary, make writable non-primaries read-only, run a requested switchover,
-// configure the primary, seed empty instances, configure replicas.
+// a lost primary, discard the unacknowledged transactions of an old primary, make
+// writable non-primaries read-only, release commits stuck on a lost acknowledgement,
+// run a requested switchover, configure the primary,
+// seed empty instances, configure replicas.
 func Decide(c Cluster) (Plan, error) {
 	if err := validate(c); err != nil {
 		return Plan{}, err
@@ -157,7 +159,7 @@ func decideWithPrimary(c Cluster, p *Plan) {
 	p.Errant = findErrant(c, prim)
 	markRoles(c, p)
 	steps := []func(Cluster, *Plan) bool{
-		stepReadOnly, stepSwitchover, stepPrimary, stepSeed, stepReplicas, stepSwitchoverBlocked,
+		stepDiscard, stepReadOnly, stepHeartbeat, stepSwitchover, stepPrimary, stepSeed, stepReplicas, stepSwitchoverBlocked,
 	}
 	for _, step := range steps {
 		if step(c, p) {

@@ -102,6 +102,24 @@ var withPrimaryCases = []decideCase{
 		want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{2}, primary: 0}},
 	{"fenced replica (IO thread stopped)", 3, func(c *Cluster) { c.Instances[1].Replication.IORunning = false },
 		want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{1}, primary: 0}},
+	{"commits stuck on a lost acknowledgement get a heartbeat", 3, func(c *Cluster) {
+		c.Instances[0].SemiSyncWaitSessions, c.CommitsStuckFor = 1, 3*time.Second
+	}, want{kind: ActionHeartbeat, target: 0, from: -1, primary: 0, reason: "2 replicas hold already"}},
+	{"commits waiting a moment are left alone", 3, func(c *Cluster) {
+		c.Instances[0].SemiSyncWaitSessions, c.CommitsStuckFor = 1, time.Second
+	}, want{kind: ActionNone, target: -1, from: -1, primary: 0}},
+	{"commits waiting on replicas that lack a transaction get no heartbeat", 3, func(c *Cluster) {
+		c.Instances[0].SemiSyncWaitSessions, c.CommitsStuckFor = 1, time.Minute
+		c.Instances[0].Executed = gtids("0-1-11")
+	}, want{kind: ActionNone, target: -1, from: -1, primary: 0}},
+	{"receiver fenced while reconnecting is configured again", 3, func(c *Cluster) {
+		r := c.Instances[1].Replication
+		r.IORunning, r.LastIOError, r.IOErrorTransient = false, "error reconnecting to master: Can't connect", true
+	}, want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{1}, primary: 0}},
+	{"receiver stopped on a purged binary log is reported", 3, func(c *Cluster) {
+		r := c.Instances[1].Replication
+		r.IORunning, r.LastIOError = false, "Got fatal error 1236 from master"
+	}, want{kind: ActionNone, target: -1, from: -1, primary: 0, ready: "yny"}},
 	{"replica without semi-sync ack", 3, func(c *Cluster) { c.Instances[2].SemiSyncReplica = false },
 		want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{2}, primary: 0}},
 	{"SQL error is reported, not retried", 3, func(c *Cluster) {
@@ -160,8 +178,13 @@ func TestDecideLostPrimary(t *testing.T) { runDecide(t, lostPrimaryCases) }
 
 // lostPrimaryCases are the decisions with the primary lost or back without data.
 var lostPrimaryCases = []decideCase{
-	{"within the grace period", 3, func(c *Cluster) { lose(c, 10*time.Second) },
-		want{kind: ActionNone, target: -1, from: -1, primary: 0, reason: "failover after 30s"}},
+	{"within the grace period the replicas are fenced", 3, func(c *Cluster) { lose(c, 10*time.Second) },
+		want{kind: ActionFence, target: -1, from: 0, instances: []int{1, 2}, primary: 0, reason: "failover once it has been for 30s"}},
+	{"within the grace period, fenced, the operator waits", 3, func(c *Cluster) {
+		lose(c, 10*time.Second)
+		c.Instances[1].Replication.IORunning = false
+		c.Instances[2].Replication.IORunning = false
+	}, want{kind: ActionNone, target: -1, from: -1, primary: 0, reason: "failover once it has been for 30s"}},
 	{"failover to the replica that retrieved most", 3, func(c *Cluster) {
 		lose(c, time.Minute)
 		c.Instances[1].Replication.Retrieved = gtids("0-1-11")
@@ -211,8 +234,23 @@ var lostPrimaryCases = []decideCase{
 	{"old primary returning writable is made read-only", 3, func(c *Cluster) {
 		oldPrimaryBack(c, "0-1-11")
 	}, want{kind: ActionSetReadOnly, target: -1, from: -1, instances: []int{0}, primary: 1}},
-	{"old primary with lost transactions is errant", 3, func(c *Cluster) {
+	{"old primary with unacknowledged transactions has them discarded", 3, func(c *Cluster) {
 		oldPrimaryBack(c, "0-1-12")
+		c.Instances[0].ReadOnly = true
+	}, want{kind: ActionDiscardUnacknowledged, target: 0, from: -1, primary: 1, errant: []int{0}, roles: "EPR", reason: "0-1-12"}},
+	{"old primary back with a commit waiting for its acknowledgement is crashed, not made read-only", 3, func(c *Cluster) {
+		oldPrimaryBack(c, "0-1-11")
+		c.Instances[0].SemiSyncWaitSessions = 1
+	}, want{kind: ActionDiscardUnacknowledged, target: 0, from: -1, primary: 1, reason: "has 1 commits waiting"}},
+	{"old primary back writable with unacknowledged transactions is crashed first", 3, func(c *Cluster) {
+		oldPrimaryBack(c, "0-1-12")
+	}, want{kind: ActionDiscardUnacknowledged, target: 0, from: -1, primary: 1, errant: []int{0}}},
+	{"old primary still errant once discarded is reported", 3, func(c *Cluster) {
+		oldPrimaryBack(c, "0-1-12")
+		c.Instances[0].ReadOnly, c.Discarded = true, []int{0}
+	}, want{kind: ActionNone, target: -1, from: -1, primary: 1, errant: []int{0}, roles: "EPR"}},
+	{"errant with another server's transactions is not crashed", 3, func(c *Cluster) {
+		oldPrimaryBack(c, "0-1-11,0-2-20,0-7-3")
 		c.Instances[0].ReadOnly = true
 	}, want{kind: ActionNone, target: -1, from: -1, primary: 1, errant: []int{0}, roles: "EPR"}},
 	{"old primary without lost transactions rejoins", 3, func(c *Cluster) {
@@ -234,7 +272,7 @@ func oldPrimaryBack(c *Cluster, executed string) {
 	p := &c.Instances[1]
 	p.Replication, p.ReadOnly, p.SemiSyncSource, p.SemiSyncWaitCount, p.SemiSyncReplica = nil, false, true, 1, false
 	o := &c.Instances[0]
-	o.Executed, o.Replication, o.ReadOnly, o.SemiSyncReplica = gtids(executed), nil, false, false
+	o.Executed, o.Replication, o.ReadOnly, o.SemiSyncReplica, o.SemiSyncSource = gtids(executed), nil, false, false, true
 }
 
 // decideCase is one table test of Decide: base(n), modified by mod, must give want.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 )
 
 // decideLostPrimary decides when the current primary is unreachable or came back
@@ -16,15 +15,15 @@ func decideLostPrimary(c Cluster, p *Plan) {
 	prim := c.Instances[cp]
 	p.Errant = knownErrant(c)
 	markLostRoles(c, p)
+	voters := failoverVoters(c, p)
 	if prim.Reachable {
 		p.Instances[cp].Role, p.Instances[cp].Reason = RoleEmpty, "primary lost its data"
 	} else if c.PrimaryUnreachableFor < c.FailoverGrace {
-		p.Action = none(fmt.Sprintf("primary %d unreachable for %s: failover after %s",
-			cp, c.PrimaryUnreachableFor.Round(time.Second), c.FailoverGrace))
+		p.Action = fenceEarly(c, voters, fmt.Sprintf("primary %d unreachable: failover once it has been for %s", cp, c.FailoverGrace))
 		return
 	}
-	voters := failoverVoters(c, p)
 	if need := FailoverQuorum(c.Replicas, c.SemiSyncAcks); len(voters) < need {
+		p.FailoverBlocked = true
 		p.Action = none(fmt.Sprintf("primary %d lost, but no failover: each commit waited for %d of the %d replicas, "+
 			"so %d of them must be reachable, hold data and not be errant for one to surely have every acknowledged transaction; %d are",
 			cp, c.SemiSyncAcks, c.Replicas-1, need, len(voters)))
@@ -36,7 +35,8 @@ func decideLostPrimary(c Cluster, p *Plan) {
 	}
 	cand, err := ChooseCandidate(cands, c.RequestedPrimary)
 	if err != nil {
-		p.Action = none(fmt.Sprintf("primary %d lost: %v", cp, err))
+		p.FailoverBlocked = true
+		p.Action = none(fmt.Sprintf("primary %d lost, but no failover: %v", cp, err))
 		return
 	}
 	p.Primary = cand
@@ -53,6 +53,25 @@ func decideLostPrimary(c Cluster, p *Plan) {
 // those left out. It is n-1 (every replica) for acks = 1, which is MariaDB's
 // semi-sync whatever the cluster size.
 func FailoverQuorum(n, acks int) int { return n - acks }
+
+// fenceEarly is what to do while a lost primary's grace runs: stop the
+// receivers of the candidates that still run one, so that the failover at
+// the grace's end need not wait for a receiver stuck connecting to the
+// lost address (STOP REPLICA IO_THREAD waits for it, up to the replica net
+// timeout); else wait, for why.
+func fenceEarly(c Cluster, voters []int, why string) Action {
+	var running []int
+	for _, i := range voters {
+		if r := c.Instances[i].Replication; r != nil && (r.IORunning || r.IOConnecting) {
+			running = append(running, i)
+		}
+	}
+	if len(running) == 0 {
+		return none(why)
+	}
+	return Action{Kind: ActionFence, Target: -1, From: c.CurrentPrimary, Instances: running,
+		Reason: why + "; its replicas stop receiving meanwhile"}
+}
 
 // knownErrant returns the in-range, non-primary instances of c.KnownErrant, sorted.
 func knownErrant(c Cluster) []int {

@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // markRoles sets the role and health of every reachable instance when the primary
@@ -76,14 +77,16 @@ func replicaHealth(c Cluster, prim, in Instance) (bool, string) {
 
 // replicaNeedsConfig reports whether a replica must be (re)pointed at the primary:
 // replication is not configured or points elsewhere, a thread is stopped without an
-// error (fenced, or never started), or semi-sync acknowledgement does not match the
-// cluster size. A thread stopped on an error is reported, not retried blindly.
+// error (fenced, or never started) or a receiver on a lost connection (fenced while
+// it reconnected), or semi-sync acknowledgement does not match the cluster size.
+// A thread stopped on another error is reported, not retried blindly.
 func replicaNeedsConfig(c Cluster, prim, in Instance) bool {
 	r := in.Replication
 	if r == nil || r.SourceHost != prim.Host || r.SourcePort != prim.Port {
 		return true
 	}
-	if (!r.IORunning && !r.IOConnecting && r.LastIOError == "") || (!r.SQLRunning && r.LastSQLError == "") {
+	ioStopped := !r.IORunning && !r.IOConnecting && (r.LastIOError == "" || r.IOErrorTransient)
+	if ioStopped || (!r.SQLRunning && r.LastSQLError == "") {
 		return true
 	}
 	return in.SemiSyncReplica != (c.Replicas > 1)
@@ -103,6 +106,69 @@ func stepReadOnly(c Cluster, p *Plan) bool {
 	}
 	p.Action = Action{Kind: ActionSetReadOnly, Target: -1, From: -1, Instances: ids,
 		Reason: fmt.Sprintf("instances %v are writable but not the primary", ids)}
+	return true
+}
+
+// stepDiscard crashes, once, an old primary back from a partition: a
+// reachable instance that is not the primary but is still a semi-sync
+// source, and either has commits waiting for acknowledgements that will
+// never come (they hold the commit lock, so that it cannot even be made
+// read-only) or, on MariaDB, holds extra transactions all of its own, which
+// no replica acknowledged (see ActionDiscardUnacknowledged). It goes before
+// stepReadOnly, which would wait on those commits. An errant write made on
+// a replica is never crashed; an old primary still errant after its crash
+// is kept from another by Discarded, and reported.
+func stepDiscard(c Cluster, p *Plan) bool {
+	prim := c.Instances[c.CurrentPrimary]
+	for _, in := range c.Instances {
+		i := in.Index
+		if i == c.CurrentPrimary || !in.Reachable || !in.SemiSyncSource || slices.Contains(c.Discarded, i) {
+			continue
+		}
+		extra := in.Executed.Subtract(prim.Executed).WithoutSource(prim.SourceID)
+		own := c.Flavor == FlavorMariaDB && !extra.IsEmpty() && extra.WithoutSource(in.SourceID).IsEmpty()
+		if in.SemiSyncWaitSessions == 0 && !own {
+			continue
+		}
+		p.Action = Action{Kind: ActionDiscardUnacknowledged, Target: i, From: -1,
+			Reason: fmt.Sprintf("instance %d, an old primary, has %d commits waiting for acknowledgements and transactions %q "+
+				"no replica acknowledged: its server is crashed so that its recovery rolls them back", i, in.SemiSyncWaitSessions, extra)}
+		return true
+	}
+	return false
+}
+
+// CommitStuckGrace is how long commits may wait for acknowledgements with
+// nothing moving, though enough replicas hold everything, before a
+// heartbeat releases them: far longer than an acknowledgement's round trip.
+const CommitStuckGrace = 2 * time.Second
+
+// stepHeartbeat writes a heartbeat on a primary whose commits wait for
+// acknowledgements that were lost, when at least SemiSyncAcks semi-sync
+// replicas of it already hold every transaction it has: the heartbeat's
+// acknowledgement releases the commits before it (ActionHeartbeat).
+func stepHeartbeat(c Cluster, p *Plan) bool {
+	prim := c.Instances[c.CurrentPrimary]
+	if c.CommitsStuckFor < CommitStuckGrace || prim.SemiSyncWaitSessions == 0 {
+		return false
+	}
+	holders := 0
+	for _, in := range c.Instances {
+		r := in.Replication
+		if in.Index == prim.Index || !in.Reachable || !in.SemiSyncReplica || r == nil || !r.IORunning ||
+			r.SourceHost != prim.Host || r.SourcePort != prim.Port {
+			continue
+		}
+		if in.Executed.Union(r.Retrieved).Contains(prim.Executed) {
+			holders++
+		}
+	}
+	if holders < max(c.SemiSyncAcks, 1) {
+		return false
+	}
+	p.Action = Action{Kind: ActionHeartbeat, Target: prim.Index, From: -1,
+		Reason: fmt.Sprintf("%d commits on primary %d have waited %s for acknowledgements of transactions %d replicas hold already",
+			prim.SemiSyncWaitSessions, prim.Index, c.CommitsStuckFor.Round(time.Second), holders)}
 	return true
 }
 

@@ -36,6 +36,10 @@ type Instance struct {
 	SemiSyncWaitCount int
 	// SemiSyncReplica is true when the instance acknowledges as a semi-sync replica.
 	SemiSyncReplica bool
+	// SemiSyncWaitSessions is how many of its sessions wait for an
+	// acknowledgement as a source: on an instance that is no longer the
+	// primary, commits that will never be acknowledged.
+	SemiSyncWaitSessions int
 }
 
 // Replication is the replica side of an instance (SHOW REPLICA STATUS).
@@ -55,6 +59,10 @@ type Replication struct {
 	LastIOError string
 	// LastSQLError is the applier's last error, "" if none.
 	LastSQLError string
+	// IOErrorTransient says the receiver's last error is a connection that
+	// failed or was lost (a client error, 2000-2999), which a retry may
+	// clear; another, such as a purged binary log, needs a person.
+	IOErrorTransient bool
 	// Retrieved is what the receiver got from the source: Retrieved_Gtid_Set on
 	// MySQL, Gtid_IO_Pos on MariaDB.
 	Retrieved GTIDSet
@@ -76,6 +84,9 @@ type Cluster struct {
 	// PrimaryUnreachableFor is how long the current primary has been unreachable
 	// (0 when it is reachable).
 	PrimaryUnreachableFor time.Duration
+	// CommitsStuckFor is how long the primary has had commits waiting for
+	// acknowledgements without its executed set moving (0 when it has none).
+	CommitsStuckFor time.Duration
 	// FailoverGrace is how long the primary may be unreachable before failover.
 	FailoverGrace time.Duration
 	// MaxLag is the lag above which a replica is not ready.
@@ -86,6 +97,9 @@ type Cluster struct {
 	// for a single instance. A failover needs enough replicas reachable that
 	// one of them has every acknowledged transaction (see Decide).
 	SemiSyncAcks int
+	// Discarded are the instances crashed by ActionDiscardUnacknowledged
+	// that still hold the transactions they held then.
+	Discarded []int
 	// KnownErrant are the instances reported errant before (status), kept while
 	// the primary cannot be observed to recompute them.
 	KnownErrant []int
@@ -143,9 +157,30 @@ const (
 	// ActionSwitchover: planned change of primary from From to Target, then repoint
 	// Instances.
 	ActionSwitchover ActionKind = "Switchover"
+	// ActionHeartbeat: the primary's commits have waited for CommitsStuckFor
+	// for acknowledgements that will never come, though enough replicas hold
+	// every transaction it has: a replica that received a transaction and
+	// lost its connection before its acknowledgement got through resumes
+	// after it, and acknowledges only what it is sent next. Write a
+	// heartbeat on Target, the primary: its acknowledgement releases them.
+	ActionHeartbeat ActionKind = "Heartbeat"
+	// ActionFence: From, the primary, is unreachable and its failover grace
+	// runs: stop the receivers of Instances. Should it come back, they are
+	// configured again; else the failover need not wait for them.
+	ActionFence ActionKind = "Fence"
 	// ActionFailover: From is lost; fence Instances, choose the candidate again with
 	// ChooseCandidate, promote it and repoint the others.
 	ActionFailover ActionKind = "Failover"
+	// ActionDiscardUnacknowledged: Target, an old primary that returned (a
+	// partition healed), holds transactions of its own the primary does
+	// not: it wrote them to its binary log as the primary, and no replica
+	// acknowledged them, so no client was told they committed either.
+	// It still has semi-sync on as a source, which tells it from a replica
+	// written to by hand. Crash its server (MariaDB only): the crash recovery of a server
+	// started as a semi-sync replica rolls them back and truncates its
+	// binary log, and it rejoins as a replica. Where it is still errant
+	// after (Cluster.Discarded), it is reported, never crashed again.
+	ActionDiscardUnacknowledged ActionKind = "DiscardUnacknowledged"
 	// ActionSeed: copy the data of From (a donor) into the empty Target: MySQL
 	// CLONE INSTANCE (dbop.Instance.CloneFrom), MariaDB mariadb-backup then
 	// dbop.SeedState, SetGTIDBinlogState and SetGTIDSlavePos. An empty instance
@@ -180,6 +215,9 @@ type Plan struct {
 	// SemiSyncWaitCount is how many replica acknowledgements the primary is
 	// configured to wait for: SemiSyncWaitCount(Replicas).
 	SemiSyncWaitCount int
+	// FailoverBlocked says the primary is lost past its grace and no
+	// failover can be made safely; Action.Reason says why.
+	FailoverBlocked bool
 	// Action is the next step.
 	Action Action
 }

@@ -47,7 +47,7 @@ type MySQLDatabaseSpec struct {
 
 // MySQLDatabase is a database in a MySQL, created and kept on its current
 // primary: its character set and collation are put back when they drift.
-// +kubebuilder:validation:XValidation:rule="!((has(self.spec.name) ? self.spec.name : self.metadata.name).lowerAscii() in ['mysql', 'information_schema', 'performance_schema', 'sys'])",message="spec.name: mysql, information_schema, performance_schema and sys are the server's own databases"
+// +kubebuilder:validation:XValidation:rule="!((has(self.spec.name) ? self.spec.name : self.metadata.name).lowerAscii() in ['mysql', 'information_schema', 'performance_schema', 'sys', 'mysql_operator'])",message="spec.name: mysql, information_schema, performance_schema and sys are the server's own databases, mysql_operator the operator's"
 // +kubebuilder:validation:XValidation:rule="has(self.spec.name) || size(self.metadata.name) <= 64",message="spec.name: required when metadata.name is longer than 64 characters"
 // +kubebuilder:validation:XValidation:rule="(has(self.spec.name) ? self.spec.name : self.metadata.name) == (has(oldSelf.spec.name) ? oldSelf.spec.name : oldSelf.metadata.name)",message="spec.name: is immutable (it defaults to metadata.name)"
 // +kubebuilder:object:root=true

@@ -63,6 +63,7 @@ func TestSQLObjectValidation(t *testing.T) {
 		{"database name too long", databasev1.MySQLDatabaseKind, "", with(databaseSpec, map[string]any{"name": strings.Repeat("d", 65)}), "spec.name"},
 		{"database mysql", databasev1.MySQLDatabaseKind, "", with(databaseSpec, map[string]any{"name": "MySQL"}), "spec.name: mysql, information_schema"},
 		{"database sys by metadata.name", databasev1.MySQLDatabaseKind, "sys", databaseSpec, "spec.name: mysql, information_schema"},
+		{"database of the operator", databasev1.MySQLDatabaseKind, "", with(databaseSpec, map[string]any{"name": "mysql_operator"}), "mysql_operator the operator's"},
 		{"database long metadata.name", databasev1.MySQLDatabaseKind, strings.Repeat("d", 65), databaseSpec, "spec.name: required when metadata.name is longer than 64"},
 		{"database bad character set", databasev1.MySQLDatabaseKind, "", with(databaseSpec, map[string]any{"characterSet": "utf8mb4; DROP"}), "spec.characterSet"},
 		{"database bad deletionPolicy", databasev1.MySQLDatabaseKind, "", with(databaseSpec, map[string]any{"deletionPolicy": "Shred"}), "spec.deletionPolicy"},

@@ -43,6 +43,9 @@ func run(cmd string, args []string) error {
 	fs.StringVar(&c.ReportHost, "report-host", "", "The name other instances reach this one by.")
 	fs.StringVar(&c.Listen, "listen", ":9080", "The address of the agent's server.")
 	fs.StringVar(&c.ServerConfig, "server-config", "/etc/mysql-operator/conf/my.cnf", "The server's option file.")
+	fs.StringVar(&c.PidFile, "pid-file", "/var/run/mysqld/mysqld.pid", "The server's pid file.")
+	fs.StringVar(&c.Engine, "engine", "", "The engine the spec names (MySQL or MariaDB): init refuses an image of another.")
+	fs.StringVar(&c.EngineVersion, "engine-version", "", "The major.minor version the spec names: init refuses an image of another.")
 	maxLag := fs.Int64("max-lag", 30, "The most seconds a replica may lag and be ready.")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -134,6 +134,10 @@ func readConditions(in []corev1.PodCondition) []corev1.PodCondition {
 // reads: its name, state, last termination, readiness and restarts.
 func trimContainerStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	for i, c := range in {
+		if t := c.LastTerminationState.Terminated; t != nil {
+			// Of the end of the log the kubelet keeps, the error line.
+			t.Message = LastErrorLine(t.Message)
+		}
 		in[i] = corev1.ContainerStatus{Name: c.Name, State: c.State, LastTerminationState: c.LastTerminationState,
 			Ready: c.Ready, RestartCount: c.RestartCount, Started: c.Started}
 	}

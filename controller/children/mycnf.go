@@ -15,9 +15,19 @@ import (
 const (
 	dataDir    = dataMountPath + "/data"
 	socketPath = runMountPath + "/mysqld.sock"
+	pidPath    = runMountPath + "/mysqld.pid"
 	podCnfPath = runMountPath + "/pod.cnf"
 	myCnfPath  = configMountPath + "/" + configKey
 )
+
+// replicaNetTimeout is how many seconds a replica waits for a word from
+// its source (a heartbeat comes every second, dbop's heartbeatPeriod)
+// before it declares the source lost and reconnects, and how long its
+// receiver waits to connect. Fencing stops a receiver waiting for a word at
+// once, but one connecting only when its connection attempt ends: 10 s
+// keeps the receivers waiting, not connecting, through a failover's first
+// seconds, and bounds what a later fence waits. spec.config may set it.
+const replicaNetTimeout = "10"
 
 // setting is one line of my.cnf.
 type setting struct{ key, value string }
@@ -29,22 +39,23 @@ type setting struct{ key, value string }
 // the operator.
 func operatorSettings(m *databasev1.MySQL) []setting {
 	common := []setting{
-		{"datadir", dataDir}, {"socket", socketPath}, {"pid_file", runMountPath + "/mysqld.pid"}, {"tmpdir", tmpMountPath},
+		{"datadir", dataDir}, {"socket", socketPath}, {"pid_file", pidPath}, {"tmpdir", tmpMountPath},
 		{"port", "3306"}, {"bind_address", "*"}, {"skip_name_resolve", "ON"},
 		{"log_bin", "binlog"}, {"relay_log", "relay-bin"}, {"binlog_format", "ROW"},
 		{"sync_binlog", "1"}, {"innodb_flush_log_at_trx_commit", "1"}, {"character_set_server", "utf8mb4"},
 	}
 	if m.Spec.Engine == databasev1.EngineMariaDB {
 		return append(common, setting{"log_slave_updates", "ON"}, setting{"gtid_strict_mode", "ON"},
-			setting{"read_only", "ON"}, setting{"skip_slave_start", "ON"})
+			setting{"read_only", "ON"}, setting{"skip_slave_start", "ON"}, setting{"slave_net_timeout", replicaNetTimeout})
 	}
 	s := append(common, setting{"gtid_mode", "ON"}, setting{"enforce_gtid_consistency", "ON"}, setting{"super_read_only", "ON"})
 	if legacyMySQL(m) {
 		return append(s, setting{"log_slave_updates", "ON"}, setting{"skip_slave_start", "ON"},
-			setting{"plugin_load_add", "semisync_master.so;semisync_slave.so"})
+			setting{"plugin_load_add", "semisync_master.so;semisync_slave.so"}, setting{"slave_net_timeout", replicaNetTimeout})
 	}
 	return append(s, setting{"log_replica_updates", "ON"}, setting{"skip_replica_start", "ON"},
-		setting{"plugin_load_add", "semisync_source.so;semisync_replica.so;mysql_clone.so"})
+		setting{"plugin_load_add", "semisync_source.so;semisync_replica.so;mysql_clone.so"},
+		setting{"replica_net_timeout", replicaNetTimeout})
 }
 
 // legacyMySQL says whether the MySQL runs a version that still names

@@ -1,6 +1,10 @@
 package children
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // What the operator reads of its database pods, besides their names,
 // labels and address: the manager's cache keeps of a pod only what these
@@ -24,4 +28,34 @@ func ServerStarted(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// maxErrorLine bounds the error line LastErrorLine returns, in bytes.
+const maxErrorLine = 400
+
+// LastErrorLine picks, from the end of a container's log that the kubelet
+// kept as its termination message (FallbackToLogsOnError), the line that
+// says why it failed: the server's last "[ERROR]" line but its closing
+// "Aborting", else the last line naming an error (the agent's "agent
+// init: ..."), else the last line. "" for an empty message.
+func LastErrorLine(message string) string {
+	lines := strings.Split(strings.TrimSpace(message), "\n")
+	pick := func(ok func(string) bool) string {
+		for i := len(lines) - 1; i >= 0; i-- {
+			if l := strings.TrimSpace(lines[i]); l != "" && ok(l) {
+				if len(l) > maxErrorLine {
+					l = l[:maxErrorLine] + "..."
+				}
+				return l
+			}
+		}
+		return ""
+	}
+	if l := pick(func(l string) bool { return strings.Contains(l, "[ERROR]") && !strings.HasSuffix(l, "Aborting") }); l != "" {
+		return l
+	}
+	if l := pick(func(l string) bool { return strings.Contains(strings.ToLower(l), "error") }); l != "" {
+		return l
+	}
+	return pick(func(string) bool { return true })
 }

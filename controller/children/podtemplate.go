@@ -78,6 +78,9 @@ func podTemplate(m *databasev1.MySQL, agentImage string) *corev1ac.PodTemplateSp
 	spec := corev1ac.PodSpec().
 		WithAutomountServiceAccountToken(false).
 		WithEnableServiceLinks(false).
+		// The agent may crash the server (agent.Config.Crash): one
+		// process namespace for the pod.
+		WithShareProcessNamespace(true).
 		WithTerminationGracePeriodSeconds(60).
 		WithSecurityContext(corev1ac.PodSecurityContext().
 			WithRunAsNonRoot(true).
@@ -136,7 +139,10 @@ func initContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	reportHost := "$(POD_NAME)." + HeadlessServiceName(m) + ".$(POD_NAMESPACE).svc"
 	return corev1ac.Container().WithName("init").WithImage(Image(m)).
 		WithCommand(agentCommand("init", "--data-dir="+dataDir, "--pod-conf="+podCnfPath, "--secrets="+secretsMountPath,
-			"--report-host="+reportHost)...).
+			"--report-host="+reportHost, "--engine="+engineOf(m), "--engine-version="+m.Spec.Version)...).
+		// A failure's message is the end of its log: what the server or
+		// the check of the image said (see mysql's pod trouble).
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithEnv(fieldEnv("POD_NAME", "metadata.name"), fieldEnv("POD_NAMESPACE", "metadata.namespace")).
 		WithSecurityContext(restricted()).
 		WithVolumeMounts(mount(DataVolume, dataMountPath, false), mount(runVolume, runMountPath, false),
@@ -154,10 +160,10 @@ func fieldEnv(name, path string) *corev1ac.EnvVarApplyConfiguration {
 
 // probe is an HTTP probe of the agent. The port is a number: a named port
 // must be the probed container's own, and the agent's is its sidecar's.
-func probe(path string, period, failures int32) *corev1ac.ProbeApplyConfiguration {
+func probe(path string, period, timeout, failures int32) *corev1ac.ProbeApplyConfiguration {
 	return corev1ac.Probe().
 		WithHTTPGet(corev1ac.HTTPGetAction().WithPath(path).WithPort(intstr.FromInt32(AgentPort))).
-		WithPeriodSeconds(period).WithTimeoutSeconds(5).WithFailureThreshold(failures)
+		WithPeriodSeconds(period).WithTimeoutSeconds(timeout).WithFailureThreshold(failures)
 }
 
 func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
@@ -166,13 +172,18 @@ func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 		WithImage(Image(m)).
 		// The agent swaps in a prepared seed, if any, then becomes the
 		// server (exec): the server is the container's process.
-		WithCommand(agentCommand("exec-server", "--data-dir="+dataDir, "--", serverBinary(m), "--defaults-file="+myCnfPath)...).
+		WithCommand(agentCommand("exec-server", "--data-dir="+dataDir, "--pid-file="+pidPath, "--", serverBinary(m), "--defaults-file="+myCnfPath)...).
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithPorts(corev1ac.ContainerPort().WithName("mysql").WithContainerPort(MySQLPort).WithProtocol(corev1.ProtocolTCP)).
 		// Crash recovery of a large data directory takes its time: the
 		// startup probe allows ten minutes before liveness takes over.
-		WithStartupProbe(probe("/healthz", 2, 300)).
-		WithLivenessProbe(probe("/healthz", 10, 6)).
-		WithReadinessProbe(probe("/readyz", 2, 2)).
+		WithStartupProbe(probe("/healthz", 2, 5, 300)).
+		WithLivenessProbe(probe("/healthz", 10, 5, 6)).
+		// Readiness is asked every second and answered within one (the
+		// agent asks its server over the socket): a pod whose network
+		// is lost is not ready within about two seconds, which starts
+		// the data plane's failover grace (dataplane.primaryWatch).
+		WithReadinessProbe(probe("/readyz", 1, 1, 2)).
 		WithSecurityContext(restricted()).
 		WithVolumeMounts(mount(DataVolume, dataMountPath, false), mount(configVolume, configMountPath, true),
 			mount(runVolume, runMountPath, false), mount(tmpVolume, tmpMountPath, false), mount(agentVolume, agentMountPath, true))
@@ -192,7 +203,7 @@ func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 func agentContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	return corev1ac.Container().WithName("agent").WithImage(Image(m)).
 		WithCommand(agentCommand("serve", "--socket="+socketPath, "--secrets="+agentSecretMountPath,
-			"--listen=:"+agentPortString, "--data-dir="+dataDir, "--server-config="+myCnfPath)...).
+			"--listen=:"+agentPortString, "--data-dir="+dataDir, "--server-config="+myCnfPath, "--pid-file="+pidPath)...).
 		WithPorts(corev1ac.ContainerPort().WithName(agentPortName).WithContainerPort(AgentPort).WithProtocol(corev1.ProtocolTCP)).
 		WithResources(corev1ac.ResourceRequirements().WithRequests(corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
@@ -228,6 +239,14 @@ func podVolumes(m *databasev1.MySQL) []*corev1ac.VolumeApplyConfiguration {
 		corev1ac.Volume().WithName(agentSecretVolume).WithProjected(corev1ac.ProjectedVolumeSource().WithDefaultMode(0o440).WithSources(
 			operator(secretItem(AgentPasswordKey, agent.AgentPasswordFile)))),
 	}
+}
+
+// engineOf is the MySQL's engine, MySQL when the spec leaves it out.
+func engineOf(m *databasev1.MySQL) string {
+	if m.Spec.Engine == "" {
+		return string(databasev1.EngineMySQL)
+	}
+	return string(m.Spec.Engine)
 }
 
 // serverBinary is the server of the engine.

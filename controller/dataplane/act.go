@@ -22,6 +22,10 @@ import (
 // transaction of the old one (switchover) or of its relay log (failover).
 const catchUpTimeout = 30 * time.Second
 
+// actTimeout bounds a whole action: a server that stops answering mid-way
+// fails it, and the next check decides again.
+const actTimeout = catchUpTimeout + 30*time.Second
+
 // act takes the plan's one next action through dbop. It returns the
 // primary the cluster has once the action is done, -1 for none.
 func (d *DataPlane) act(ctx context.Context, m *databasev1.MySQL, in *instances, plan topology.Plan, passwords map[string][]byte) (int, error) {
@@ -29,6 +33,8 @@ func (d *DataPlane) act(ctx context.Context, m *databasev1.MySQL, in *instances,
 	if a.Kind == topology.ActionNone {
 		return plan.Primary, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, actTimeout)
+	defer cancel()
 	start := time.Now()
 	ctrl.LoggerFrom(ctx).Info("topology action", "action", a.Kind, "target", a.Target, "from", a.From, "instances", a.Instances, "reason", a.Reason)
 	var err error
@@ -47,6 +53,12 @@ func (d *DataPlane) act(ctx context.Context, m *databasev1.MySQL, in *instances,
 		}
 	case topology.ActionFailover:
 		primary, err = d.failover(ctx, m, in, plan, passwords)
+	case topology.ActionFence:
+		err = each(in, a.Instances, func(db *dbop.Instance) error { return db.StopIOThread(ctx) })
+	case topology.ActionHeartbeat:
+		err = need(in, a.Target).Heartbeat(ctx)
+	case topology.ActionDiscardUnacknowledged:
+		err = d.discard(ctx, m, in, a.Target, passwords)
 	case topology.ActionSeed:
 		note, err = d.seed(ctx, m, in, a, passwords)
 	default:
@@ -142,6 +154,14 @@ func (d *DataPlane) failover(ctx context.Context, m *databasev1.MySQL, in *insta
 		}
 	}
 	return next, d.configureReplicas(ctx, m, in, others, d.source(in, next, passwords))
+}
+
+// discard crashes the server of instance i through its agent, remembering
+// the transactions it held: its crash recovery rolls back those no replica
+// acknowledged (topology.ActionDiscardUnacknowledged).
+func (d *DataPlane) discard(ctx context.Context, m *databasev1.MySQL, in *instances, i int, passwords map[string][]byte) error {
+	d.discards.mark(client.ObjectKeyFromObject(m), i, in.observed[i].Executed.String())
+	return agentOf(in, i, passwords).Crash(ctx)
 }
 
 // need returns the connection of instance i; Decide acts only on

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +13,6 @@ import (
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/controller/children"
-	"github.com/example/mysql-operator/controller/outcome"
 	"github.com/example/mysql-operator/dbop"
 	"github.com/example/mysql-operator/topology"
 )
@@ -21,9 +21,12 @@ import (
 const (
 	// DefaultCheckInterval is how often an idle MySQL's servers are checked.
 	DefaultCheckInterval = 10 * time.Second
-	// DefaultFailoverGrace is how long a primary may be unreachable, with its
-	// pod not ready, before the operator fails over.
-	DefaultFailoverGrace = 5 * time.Second
+	// DefaultFailoverGrace is how long a primary may be unreachable before
+	// the operator fails over, counted from the first evidence: its pod
+	// marked not ready by the kubelet (two failed probes, a second apart),
+	// or the operator's first failed check. A server the kubelet restarts
+	// in place may be failed over instead; that loses nothing.
+	DefaultFailoverGrace = 3 * time.Second
 	// DefaultMaxLag is the replication lag above which a replica is not ready.
 	DefaultMaxLag = 30 * time.Second
 )
@@ -41,10 +44,14 @@ type DataPlane struct {
 	// pool holds the connections to the servers, reused from check to
 	// check, and which addresses each MySQL uses.
 	pool *dbop.Pool
-	// unreachable times the primaries that cannot be reached.
-	unreachable *unreachableSince
+	// watch times the primaries that cannot be reached, and their stuck
+	// commits.
+	watch *primaryWatch
 	// demoted holds the old primaries whose clients are being cut off.
 	demoted *demotions
+	// discards holds the old primaries crashed to discard what no replica
+	// acknowledged.
+	discards *discards
 }
 
 // New returns the data plane of a manager: c patches the pods' role
@@ -53,7 +60,8 @@ type DataPlane struct {
 // maxLag the replication lag above which a replica is not ready.
 func New(c client.Client, rec events.EventRecorder, failoverGrace, maxLag time.Duration) *DataPlane {
 	return &DataPlane{client: c, recorder: rec, failoverGrace: failoverGrace, maxLag: maxLag,
-		pool: dbop.NewPool(dbop.DefaultOptions()), unreachable: newUnreachableSince(), demoted: newDemotions()}
+		pool: dbop.NewPool(dbop.DefaultOptions()), watch: newPrimaryWatch(), demoted: newDemotions(),
+		discards: newDiscards()}
 }
 
 // Report is what one pass of the data plane tells the MySQL's status.
@@ -75,6 +83,10 @@ type Report struct {
 	// Recheck is how soon to look again, zero for no sooner than the
 	// periodic check.
 	Recheck time.Duration
+	// Reason, when set, is the Reconciling reason the MySQL's status
+	// takes, with Waiting as its message: its primary is unreachable, or
+	// lost and no failover can be made safely.
+	Reason string
 }
 
 // Reconcile is the data plane of one reconcile of m, whose pods are pods
@@ -91,21 +103,23 @@ func (d *DataPlane) Reconcile(ctx context.Context, m *databasev1.MySQL, pods []c
 	if err != nil {
 		return rep, err
 	}
-	c := d.clusterOf(m, in)
+	c, observed := d.clusterOf(m, in), time.Now()
 	if to := rev.handOver(c.CurrentPrimary); to >= 0 {
 		c.RequestedPrimary = to
 	}
-	if c.CurrentPrimary >= 0 && !c.Instances[c.CurrentPrimary].Reachable {
-		// Look again when the failover grace ends, not a check later.
-		rep.Recheck = outcome.Soonest(c.FailoverGrace - c.PrimaryUnreachableFor + 100*time.Millisecond)
-	}
+	rep.Recheck = recheck(c)
 	plan, err := topology.Decide(c)
 	if err != nil {
 		return rep, fmt.Errorf("decide the topology: %w", err)
 	}
+	rep.Reason = primaryReason(c, plan)
 	primary, err := d.act(ctx, m, in, plan, passwords)
 	if err != nil {
 		return rep, err
+	}
+	if plan.Action.Kind == topology.ActionFence {
+		// Fenced: look again when the grace ends, or at once if it has.
+		rep.Recheck = max(c.FailoverGrace-c.PrimaryUnreachableFor-time.Since(observed), 10*time.Millisecond)
 	}
 	plan = plan.After(primary)
 	if err := d.labelRoles(ctx, m, in, plan, primary); err != nil {
@@ -124,8 +138,9 @@ func (d *DataPlane) Reconcile(ctx context.Context, m *databasev1.MySQL, pods []c
 // its connections are closed.
 func (d *DataPlane) Forget(key types.NamespacedName) {
 	d.pool.Release(key.String())
-	d.unreachable.forget(key)
+	d.watch.forget(key)
 	d.demoted.forget(key)
+	d.discards.forget(key)
 }
 
 // clusterOf is the input of topology.Decide: the spec, what status recorded
@@ -144,13 +159,30 @@ func (d *DataPlane) clusterOf(m *databasev1.MySQL, in *instances) topology.Clust
 		c.Flavor = topology.FlavorMariaDB
 	}
 	c.SemiSyncAcks = dbop.DialectOf(c.Flavor).SemiSyncAcks(topology.SemiSyncWaitCount(c.Replicas))
+	key := client.ObjectKeyFromObject(m)
+	crashed := d.discards.of(key)
 	for _, s := range m.Status.Instances {
-		if i := children.PodIndex(m, s.Name); i >= 0 && i < c.Replicas && s.Role == databasev1.RoleErrant {
-			c.KnownErrant = append(c.KnownErrant, i)
+		i := children.PodIndex(m, s.Name)
+		if i < 0 || i >= c.Replicas || s.Role != databasev1.RoleErrant {
+			continue
+		}
+		if _, ok := crashed[i]; ok && !in.observed[i].Reachable {
+			continue // restarting from the crash that discards its errant transactions
+		}
+		c.KnownErrant = append(c.KnownErrant, i)
+	}
+	for i, executed := range crashed {
+		if i < c.Replicas && in.observed[i].Reachable && in.observed[i].Executed.String() == executed {
+			c.Discarded = append(c.Discarded, i)
 		}
 	}
-	lost := c.CurrentPrimary >= 0 && !in.observed[c.CurrentPrimary].Reachable
-	c.PrimaryUnreachableFor = d.unreachable.since(types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, lost)
+	slices.Sort(c.Discarded)
+	if c.CurrentPrimary < 0 {
+		return c
+	}
+	prim := in.observed[c.CurrentPrimary]
+	c.PrimaryUnreachableFor = d.watch.unreachableFor(key, !prim.Reachable, notReadySince(in.pods[c.CurrentPrimary]))
+	c.CommitsStuckFor = d.watch.stuckFor(key, c.CurrentPrimary, prim.SemiSyncWaitSessions, prim.Executed.String())
 	return c
 }
 

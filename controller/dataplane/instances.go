@@ -16,8 +16,15 @@ import (
 	"github.com/example/mysql-operator/topology"
 )
 
-// statusTimeout bounds the status query of one instance in a check.
-const statusTimeout = 3 * time.Second
+// statusTimeout bounds the status query of one instance in a check;
+// notReadyTimeout that of an instance whose pod the kubelet marks not
+// ready. A server answers in milliseconds: one that has not in a second,
+// when the kubelet could not reach it either, is being lost, and each check
+// of it while the failover grace runs costs no more than that.
+const (
+	statusTimeout   = 2 * time.Second
+	notReadyTimeout = time.Second
+)
 
 // instances is what one check saw of a MySQL's database servers.
 type instances struct {
@@ -83,7 +90,11 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 
 // observe reads the status of instance i into in.
 func (in *instances) observe(ctx context.Context, i int) {
-	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	timeout := statusTimeout
+	if !in.observed[i].PodReady {
+		timeout = notReadyTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	st, err := in.db[i].Status(ctx)
 	if err != nil {

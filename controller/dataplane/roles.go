@@ -79,12 +79,25 @@ func recordDatabase(m *databasev1.MySQL, in *instances, plan topology.Plan, prim
 			}
 		}
 		rep.Instances = append(rep.Instances, s)
-		if st.Role == topology.RoleErrant {
+		if st.Role == topology.RoleErrant && !discarding(plan, i) {
 			rep.Errant = append(rep.Errant, s.Name)
 		}
 	}
-	if a := plan.Action; a.Kind != topology.ActionNone {
-		rep.Acted = true
+	switch a := plan.Action; {
+	case a.Kind != topology.ActionNone:
+		// A fence waits for the grace's end (Reconcile's recheck); any
+		// other action is looked at again at once.
+		rep.Acted = a.Kind != topology.ActionFence
 		rep.Waiting = fmt.Sprintf("%s: %s", a.Kind, a.Reason)
+	case a.Reason != "":
+		// What the topology waits for, such as a failover that cannot
+		// happen safely yet.
+		rep.Waiting = a.Reason
 	}
+}
+
+// discarding says whether the plan crashes instance i to discard its
+// unacknowledged transactions: then it is errant only until it restarts.
+func discarding(plan topology.Plan, i int) bool {
+	return plan.Action.Kind == topology.ActionDiscardUnacknowledged && plan.Action.Target == i
 }

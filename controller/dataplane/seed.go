@@ -16,6 +16,11 @@ import (
 // agentPort is the agents' port, as net.JoinHostPort takes it.
 var agentPort = strconv.Itoa(children.AgentPort)
 
+// agentOf is the client of the agent of instance i.
+func agentOf(in *instances, i int, passwords map[string][]byte) *agent.Client {
+	return agent.NewClient(net.JoinHostPort(in.observed[i].Host, agentPort), string(passwords[children.AgentPasswordKey]))
+}
+
 // seed copies the donor's data into an empty instance: MySQL clones over
 // SQL (the recipient restarts itself with the donor's data and GTIDs);
 // MariaDB streams a mariadb-backup from the donor's agent into the
@@ -38,8 +43,7 @@ func (d *DataPlane) seed(ctx context.Context, m *databasev1.MySQL, in *instances
 // GTID position and clear the seed; the next check configures the
 // instance as a replica. It says what it did, for an event, "" for nothing.
 func (d *DataPlane) seedMariaDB(ctx context.Context, m *databasev1.MySQL, in *instances, a topology.Action, passwords map[string][]byte) (string, error) {
-	token := string(passwords[children.AgentPasswordKey])
-	target := agent.NewClient(net.JoinHostPort(in.observed[a.Target].Host, agentPort), token)
+	target := agentOf(in, a.Target, passwords)
 	st, err := target.SeedStatus(ctx)
 	if err != nil {
 		return "", err

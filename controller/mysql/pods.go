@@ -67,6 +67,9 @@ func podTrouble(p *corev1.Pod) (reason, message string, since time.Time, ok bool
 		}
 		if t := cs.LastTerminationState.Terminated; t != nil {
 			msg += fmt.Sprintf(" (last exit code %d, %s)", t.ExitCode, strings.TrimSpace(t.Reason))
+			if line := children.LastErrorLine(t.Message); line != "" {
+				msg += ": " + line
+			}
 		}
 		return waitingReasons[w.Reason], msg, p.CreationTimestamp.Time, true
 	}

@@ -41,6 +41,20 @@ func TestPodTrouble(t *testing.T) {
 			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}
 		})},
+		{"server crash", vocabulary.ReasonContainerFailing, "pod db-0, container mysql: CrashLoopBackOff (last exit code 1, Error): " +
+			"2026-12-06 10:00:00 0 [ERROR] mariadbd: unknown variable 'innodb_buffer_pool_sise=1G'", pod(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mysql", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+					Message: "2026-12-06 10:00:00 0 [Note] Starting MariaDB 10.11.14 as process 1\n" +
+						"2026-12-06 10:00:00 0 [ERROR] mariadbd: unknown variable 'innodb_buffer_pool_sise=1G'\n" +
+						"2026-12-06 10:00:00 0 [ERROR] Aborting\n"}}}}
+		})},
+		{"wrong image", vocabulary.ReasonContainerFailing, "pod db-0, container init: CrashLoopBackOff (last exit code 1, Error): " +
+			"agent init: the image's server is MySQL 8.4.3 (/usr/sbin/mysqld), but spec.engine is MariaDB", pod(func(p *corev1.Pod) {
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+					Message: "agent init: the image's server is MySQL 8.4.3 (/usr/sbin/mysqld), but spec.engine is MariaDB\n"}}}}
+		})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

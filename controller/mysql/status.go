@@ -41,6 +41,10 @@ func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) da
 			"they are out of the Services and are not repaired automatically", strings.Join(obs.db.Errant, ", ")))
 	case obs.podTrouble != "":
 		markReconciling(out, obs.podStallReason, obs.podTrouble)
+	case obs.db.Reason != "":
+		// The primary unreachable, or lost with no safe failover: why
+		// pods are not ready, whatever the children say.
+		markReconciling(out, obs.db.Reason, obs.db.Waiting)
 	case len(obs.changed) > 0 || obs.waiting != "":
 		// What was applied is in the events, what is awaited in the debug
 		// log; a pod waiting for storage, which can take minutes, is named.
@@ -48,6 +52,7 @@ func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) da
 		if obs.storageWait != "" {
 			msg += "; " + obs.storageWait
 		}
+
 		markReconciling(out, vocabulary.ReasonProgressing, msg)
 	case obs.db.Waiting != "":
 		markReconciling(out, vocabulary.ReasonDatabaseProgressing, obs.db.Waiting)

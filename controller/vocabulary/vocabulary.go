@@ -71,6 +71,14 @@ const (
 	// ReasonErrantTransactions: an instance has transactions the primary
 	// never had; it is out of the Services and a human decides.
 	ReasonErrantTransactions = "ErrantTransactions"
+	// ReasonPrimaryUnreachable: the primary does not answer; the message
+	// says when the operator fails over.
+	ReasonPrimaryUnreachable = "PrimaryUnreachable"
+	// ReasonFailoverBlocked: the primary is lost past its failover grace,
+	// and no replica can be promoted without risking an acknowledged
+	// write; the message says why (too few replicas reachable, say). It
+	// passes when the primary or enough replicas come back.
+	ReasonFailoverBlocked = "FailoverBlocked"
 	// ReasonVolumeExpansionRejected: the API server refused to grow a data
 	// volume, usually because its StorageClass does not allow expansion.
 	ReasonVolumeExpansionRejected = "VolumeExpansionRejected"

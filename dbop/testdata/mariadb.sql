@@ -14,8 +14,8 @@ SET GLOBAL read_only = OFF;
 
 -- ChangeSource
 SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_current_pos;
-CHANGE MASTER TO MASTER_HOST = ?, MASTER_PORT = ?, MASTER_USER = ?, MASTER_PASSWORD = ?, MASTER_USE_GTID = slave_pos, MASTER_SSL = ?, MASTER_CONNECT_RETRY = ?;
---   args: "orders-0.orders.db.svc", 3306, "mysqlop-repl", <secret>, 0, 10
+CHANGE MASTER TO MASTER_HOST = ?, MASTER_PORT = ?, MASTER_USER = ?, MASTER_PASSWORD = ?, MASTER_USE_GTID = slave_pos, MASTER_SSL = ?, MASTER_CONNECT_RETRY = ?, MASTER_HEARTBEAT_PERIOD = ?;
+--   args: "orders-0.orders.db.svc", 3306, "mysqlop-repl", <secret>, 0, 1, 1
 
 -- StartReplica
 START REPLICA;
@@ -69,6 +69,11 @@ SELECT ID, IFNULL(USER, ''), IFNULL(HOST, ''), IFNULL(COMMAND, '') FROM informat
 -- KillConnection
 KILL CONNECTION ?;
 --   args: 42
+
+-- Heartbeat
+CREATE DATABASE IF NOT EXISTS mysql_operator;
+CREATE TABLE IF NOT EXISTS mysql_operator.heartbeat (id TINYINT UNSIGNED PRIMARY KEY, at TIMESTAMP(6) NOT NULL);
+REPLACE INTO mysql_operator.heartbeat VALUES (1, NOW(6));
 
 -- CreateDatabase
 CREATE DATABASE IF NOT EXISTS `shop``s_db%` CHARACTER SET = ? COLLATE = ?;

@@ -13,8 +13,8 @@ SET GLOBAL super_read_only = ON;
 SET GLOBAL super_read_only = OFF, GLOBAL read_only = OFF;
 
 -- ChangeSource
-CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = ?;
---   args: "orders-0.orders.db.svc", 3306, "mysqlop-repl", <secret>, 10
+CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = ?, SOURCE_HEARTBEAT_PERIOD = ?;
+--   args: "orders-0.orders.db.svc", 3306, "mysqlop-repl", <secret>, 1, 1
 
 -- StartReplica
 START REPLICA;
@@ -69,6 +69,11 @@ SELECT ID, IFNULL(USER, ''), IFNULL(HOST, ''), IFNULL(COMMAND, '') FROM performa
 -- KillConnection
 KILL CONNECTION ?;
 --   args: 42
+
+-- Heartbeat
+CREATE DATABASE IF NOT EXISTS mysql_operator;
+CREATE TABLE IF NOT EXISTS mysql_operator.heartbeat (id TINYINT UNSIGNED PRIMARY KEY, at TIMESTAMP(6) NOT NULL);
+REPLACE INTO mysql_operator.heartbeat VALUES (1, NOW(6));
 
 -- CreateDatabase
 CREATE DATABASE IF NOT EXISTS `shop``s_db%` CHARACTER SET = ? COLLATE = ?;

@@ -15,8 +15,27 @@ import (
 // on the real node, as an out-of-memory kill or a crash would: the kubelet
 // restarts it; the pod stays.
 func (c *Cluster) KillContainer(pod *corev1.Pod, container string) error {
+	pids, err := c.containerPIDs(pod, container)
+	if err != nil {
+		return err
+	}
+	killed := 0
+	for _, pid := range pids {
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			killed++
+		}
+	}
+	if killed == 0 {
+		return fmt.Errorf("no process of container %s of pod %s could be killed", container, pod.Name)
+	}
+	return nil
+}
+
+// containerPIDs returns the processes of one container of a pod on the
+// real node, read from the container's cgroup.
+func (c *Cluster) containerPIDs(pod *corev1.Pod, container string) ([]int, error) {
 	if c.record == nil {
-		return fmt.Errorf("the cluster has no real node")
+		return nil, fmt.Errorf("the cluster has no real node")
 	}
 	var id string
 	for _, s := range pod.Status.ContainerStatuses {
@@ -25,9 +44,9 @@ func (c *Cluster) KillContainer(pod *corev1.Pod, container string) error {
 		}
 	}
 	if id == "" {
-		return fmt.Errorf("pod %s has no running container %s", pod.Name, container)
+		return nil, fmt.Errorf("pod %s has no running container %s", pod.Name, container)
 	}
-	killed := 0
+	var pids []int
 	root := filepath.Join("/sys/fs/cgroup/pids", c.record.CgroupRoot)
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() || filepath.Base(path) != id {
@@ -35,14 +54,14 @@ func (c *Cluster) KillContainer(pod *corev1.Pod, container string) error {
 		}
 		data, _ := os.ReadFile(filepath.Join(path, "cgroup.procs"))
 		for _, f := range strings.Fields(string(data)) {
-			if pid, err := strconv.Atoi(f); err == nil && syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
 			}
 		}
 		return filepath.SkipDir
 	})
-	if err == nil && killed == 0 {
+	if err == nil && len(pids) == 0 {
 		err = fmt.Errorf("no process of container %s (%s) found under %s", container, id, root)
 	}
-	return err
+	return pids, err
 }
