@@ -41,7 +41,10 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"),
 		"--service-cluster-ip-range="+c.serviceCIDR(),
 		"--endpoint-reconciler-type="+c.endpointReconciler(),
-		"--allow-privileged=true"); err != nil {
+		"--allow-privileged=true",
+		// kubectl logs and exec: reach the kubelet at the node's
+		// address; the node's name resolves nowhere.
+		"--kubelet-preferred-address-types=InternalIP"); err != nil {
 		return err
 	}
 	if err := waitHTTP(ctx, c.procs["kube-apiserver"], c.Config.Host+"/readyz", c.Config); err != nil {
