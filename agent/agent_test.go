@@ -59,18 +59,15 @@ func TestCrash(t *testing.T) {
 	if err == nil || !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("the server ended with %v (%v), want killed by SIGKILL", cmd.ProcessState, err)
 	}
-	c := Config{PidFile: pidFile}
-	for i, want := range []string{"--rpl-semi-sync-slave-enabled=ON", ""} {
-		args, err := c.recoveryArgs("/usr/sbin/mariadbd")
-		if err != nil || strings.Join(args, " ") != want {
-			t.Errorf("start %d after the crash: %q, %v; want %q", i+1, args, err, want)
-		}
-	}
-	if err := c.Crash(); err != nil {
+	if err := (Config{PidFile: pidFile}).Crash(); err != nil {
 		t.Errorf("a server gone already: %v", err)
 	}
-	if args, err := c.recoveryArgs("/usr/sbin/mysqld"); err != nil || args != nil {
-		t.Errorf("MySQL after a crash: %q, %v; want no option (it has no such recovery)", args, err)
+	// Debian's MariaDB 10.11 (10.11.9 and later) recovers as a replica.
+	if args := RecoveryArgs("/usr/sbin/mariadbd"); strings.Join(args, " ") != "--init-rpl-role=SLAVE" {
+		t.Errorf("MariaDB's recovery options: %q", args)
+	}
+	if args := RecoveryArgs(filepath.Join(t.TempDir(), "mysqld")); args != nil {
+		t.Errorf("a server whose version cannot be read: %q, want no option", args)
 	}
 	if err := os.WriteFile(pidFile, []byte("1\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -80,5 +77,24 @@ func TestCrash(t *testing.T) {
 	}
 	if err := (Config{PidFile: pidFile + ".missing"}).Crash(); err == nil {
 		t.Error("a missing pid file crashed something")
+	}
+}
+
+// TestRecoversAsReplica: the versions with --init-rpl-role.
+func TestRecoversAsReplica(t *testing.T) {
+	for _, tt := range []struct {
+		v    dbop.Version
+		want bool
+	}{
+		{dbop.Version{Engine: dbop.EngineMariaDB, Major: 10, Minor: 11, Patch: 8}, false},
+		{dbop.Version{Engine: dbop.EngineMariaDB, Major: 10, Minor: 11, Patch: 9}, true},
+		{dbop.Version{Engine: dbop.EngineMariaDB, Major: 11, Minor: 4, Patch: 2}, false},
+		{dbop.Version{Engine: dbop.EngineMariaDB, Major: 11, Minor: 4, Patch: 3}, true},
+		{dbop.Version{Engine: dbop.EngineMariaDB, Major: 11, Minor: 8, Patch: 1}, true},
+		{dbop.Version{Engine: dbop.EngineMySQL, Major: 8, Minor: 4, Patch: 3}, false},
+	} {
+		if got := recoversAsReplica(tt.v); got != tt.want {
+			t.Errorf("%s: %t, want %t", tt.v, got, tt.want)
+		}
 	}
 }

@@ -4,24 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/example/mysql-operator/dbop"
 )
 
 // Crash kills the pod's server with SIGKILL, as a power loss would: no
-// clean shutdown, so that the kubelet starts it again and its crash
-// recovery runs, as a semi-sync replica (see ExecServer): on MariaDB that
-// recovery rolls back the transactions an old primary wrote to its binary
-// log but no replica acknowledged, and truncates the log (a clean shutdown
-// would commit them instead). The server's pid is in its pid file, on the
-// volume the containers share; the pod shares one process namespace, and
-// the agent runs as the server's user.
+// clean shutdown (which would commit the transactions waiting for an
+// acknowledgement), so that the kubelet starts it again and its crash
+// recovery rolls them back (see RecoveryArgs). The server's pid is in its
+// pid file, on the volume the containers share; the pod shares one
+// process namespace, and the agent runs as the server's user.
 func (c Config) Crash() error {
-	if err := os.WriteFile(c.recoverMarker(), nil, 0o600); err != nil {
-		return fmt.Errorf("mark the server to recover as a replica: %w", err)
-	}
 	data, err := os.ReadFile(c.PidFile)
 	if err != nil {
 		return fmt.Errorf("read the server's pid file: %w", err)
@@ -39,26 +35,35 @@ func (c Config) Crash() error {
 	return nil
 }
 
-// recoverMarker is the file that tells ExecServer to start the server
-// once as a semi-sync replica: beside the pid file, on the pod's run
-// volume, which a container's restart keeps and a new pod does not have.
-func (c Config) recoverMarker() string { return filepath.Join(filepath.Dir(c.PidFile), "recover-as-replica") }
+// RecoveryArgs returns the options the server starts with: on MariaDB,
+// --init-rpl-role=SLAVE (MDEV-21117, MDEV-33465: 10.11.9, 11.4.3 and
+// later), so that the recovery of a crash rolls back the transactions no
+// replica acknowledged, and truncates the binary log, rather than commit
+// them: an old primary then rejoins without an errant transaction. A
+// crashed primary that the operator keeps as the primary may so lose a
+// transaction a replica received without acknowledging it; the operator
+// then fails over to that replica instead (topology's stepPrimaryBehind).
+// A clean shutdown commits such transactions, as before. MySQL, and an
+// older MariaDB, recover as before: an old primary that comes back errant
+// is reported.
+func RecoveryArgs(server string) []string {
+	v, err := serverVersion(server)
+	if err != nil || !recoversAsReplica(v) {
+		return nil
+	}
+	return []string{"--init-rpl-role=SLAVE"}
+}
 
-// recoveryArgs returns the options the server starts with after Crash, and
-// forgets the marker: MariaDB's crash recovery rolls back what no replica
-// acknowledged only when the server starts as a semi-sync replica
-// (MDEV-21117). A server restarted in place for another reason recovers
-// as before, committing what its binary log holds, which its replicas may
-// have received: it stays the primary. MySQL has no such recovery.
-func (c Config) recoveryArgs(server string) ([]string, error) {
-	if _, err := os.Stat(c.recoverMarker()); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+// recoversAsReplica says whether server version v has --init-rpl-role.
+func recoversAsReplica(v dbop.Version) bool {
+	if v.Engine != dbop.EngineMariaDB {
+		return false
 	}
-	if err := os.Remove(c.recoverMarker()); err != nil {
-		return nil, err
+	switch {
+	case v.Major == 10 && v.Minor == 11:
+		return v.Patch >= 9
+	case v.Major == 11 && v.Minor == 4:
+		return v.Patch >= 3
 	}
-	if filepath.Base(server) != "mariadbd" {
-		return nil, nil
-	}
-	return []string{"--rpl-semi-sync-slave-enabled=ON"}, nil
+	return v.AtLeast(11, 5, 0)
 }

@@ -12,8 +12,8 @@ import (
 // ExecServer replaces the agent with the server, argv[0] found on PATH,
 // after swapping in a prepared seed (the old data directory of an
 // instance being seeded holds nothing worth keeping: the operator seeds
-// empty instances only), and with the options of a recovery as a replica
-// when the agent crashed it to discard unacknowledged transactions.
+// empty instances only), and with the options of its crash recovery
+// (RecoveryArgs).
 func ExecServer(c Config, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("no server command")
@@ -26,11 +26,7 @@ func ExecServer(c Config, argv []string) error {
 	if err != nil {
 		return err
 	}
-	extra, err := c.recoveryArgs(path)
-	if err != nil {
-		return err
-	}
-	return syscall.Exec(path, append(argv, extra...), os.Environ())
+	return syscall.Exec(path, append(argv, RecoveryArgs(path)...), os.Environ())
 }
 
 // swapIn moves a prepared seed into the data directory's place and marks

@@ -33,21 +33,16 @@ func createMySQL(t *testing.T, ns, name string, replicas int32) *databasev1.MySQ
 	return m
 }
 
-// realNodeSpec is the spec of a MySQL of replicas on the real node: the
-// MariaDB image built here, the node's local volumes, its taint tolerated.
-// E2E_ENGINE, E2E_VERSION and E2E_IMAGE replace the engine, version and
-// image, for a machine whose containerd can pull from a registry (e.g.
-// MySQL, 8.4, docker.io/library/mysql:8.4).
+// realNodeSpec is the spec of a MySQL of replicas on the real node
+// (cluster.RealNodeSpec). E2E_ENGINE, E2E_VERSION and E2E_IMAGE replace the
+// engine, version and image, for a machine whose containerd can pull from a
+// registry (e.g. MySQL, 8.4, docker.io/library/mysql:8.4).
 func realNodeSpec(replicas int32) databasev1.MySQLSpec {
-	engine, version, image := databasev1.EngineMariaDB, "10.11", cluster.MariaDBImage
+	spec := cluster.RealNodeSpec(replicas)
 	if e := os.Getenv("E2E_ENGINE"); e != "" {
-		engine, version, image = databasev1.Engine(e), os.Getenv("E2E_VERSION"), os.Getenv("E2E_IMAGE")
+		spec.Engine, spec.Version, spec.Image = databasev1.Engine(e), os.Getenv("E2E_VERSION"), os.Getenv("E2E_IMAGE")
 	}
-	return databasev1.MySQLSpec{Replicas: replicas, Engine: engine, Version: version, Image: image,
-		StorageSize: "1Gi", StorageClassName: ptr.To(cluster.LocalStorageClass),
-		Config:       map[string]databasev1.ConfigValue{"max_connections": "100"},
-		NodeSelector: map[string]string{"kubernetes.io/hostname": cluster.RealNodeName},
-		Tolerations:  []corev1.Toleration{{Key: cluster.RealNodeTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
+	return spec
 }
 
 // onRealNode sets the real node's spec fields in an object applied from

@@ -117,7 +117,7 @@ func waitRecovered(t *testing.T, w *writer, since time.Time) time.Time {
 	var first time.Time
 	eventually(t, "a write acknowledged after the disruption", func(context.Context) (bool, error) {
 		var ok bool
-		first, ok = w.recovered(since)
+		first, ok = w.Recovered(since)
 		return ok, nil
 	})
 	return first
@@ -127,12 +127,7 @@ func waitRecovered(t *testing.T, w *writer, since time.Time) time.Time {
 // in seconds from from: where a disruption's time went, as a client saw it.
 func (w *writer) logAttempts(t *testing.T, from, to time.Time) {
 	t.Helper()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, a := range w.attempts {
-		if a.end.Before(from) || a.start.After(to) {
-			continue
-		}
-		t.Logf("attempt %+.2fs..%+.2fs: %v", a.start.Sub(from).Seconds(), a.end.Sub(from).Seconds(), a.err)
+	for _, a := range w.Attempts(from, to) {
+		t.Logf("attempt %+.2fs..%+.2fs: %v", a.Start.Sub(from).Seconds(), a.End.Sub(from).Seconds(), a.Err)
 	}
 }

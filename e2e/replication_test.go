@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/example/mysql-operator/controller/vocabulary"
 	"github.com/example/mysql-operator/internal/cluster"
 	"github.com/example/mysql-operator/internal/testenv"
+	"github.com/example/mysql-operator/internal/workload"
 )
 
 // errReadOnly is MariaDB's ER_OPTION_PREVENTS_STATEMENT: read_only.
@@ -62,115 +62,25 @@ func getMySQL(t *testing.T, ns, name string) *databasev1.MySQL {
 	return m
 }
 
-// writer inserts numbered rows through a Service, one at a time, as fast
-// as it can, and records which were acknowledged and when each attempt
-// started and ended.
-type writer struct {
-	mu       sync.Mutex
-	acked    []int
-	attempts []attempt
-	stop     chan struct{}
-	done     chan struct{}
-}
-
-// attempt is one INSERT: when it started and ended, and whether it was
-// acknowledged.
-type attempt struct {
-	start, end time.Time
-	err        error
-}
+// writer is the workload's writer, with the helpers of the tests.
+type writer struct{ *workload.Writer }
 
 // startWriter creates shop.log on the primary and starts writing rows.
 func startWriter(t *testing.T, ns, name string) *writer {
 	t.Helper()
-	db := rootDB(t, ns, name, name+"-primary")
-	mustExec(t, db, "CREATE DATABASE IF NOT EXISTS shop")
-	mustExec(t, db, "CREATE TABLE shop.log (n INT PRIMARY KEY)")
-	w := &writer{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for n := 1; ; {
-			select {
-			case <-w.stop:
-				return
-			default:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			a := attempt{start: time.Now()}
-			_, a.err = db.ExecContext(ctx, "INSERT INTO shop.log VALUES (?)", n)
-			cancel()
-			a.end = time.Now()
-			w.mu.Lock()
-			w.attempts = append(w.attempts, a)
-			switch {
-			case a.err == nil:
-				w.acked = append(w.acked, n)
-				n++
-			case isDuplicate(a.err):
-				// An earlier try of n was committed but its
-				// acknowledgement was lost with the connection: n is
-				// there, not acknowledged; go on with the next.
-				n++
-			}
-			w.mu.Unlock()
-			if a.err != nil {
-				time.Sleep(50 * time.Millisecond) // refused: a breath before the next try
-			}
-		}
-	}()
-	return w
-}
-
-// errDuplicate is ER_DUP_ENTRY: the row is already there.
-const errDuplicate = 1062
-
-// isDuplicate says whether err is a duplicate-key refusal.
-func isDuplicate(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == errDuplicate
+	w, err := workload.StartWriter(rootDB(t, ns, name, name+"-primary"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &writer{w}
 }
 
 // count returns how many writes were acknowledged so far.
-func (w *writer) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.acked)
-}
-
-// recovered says whether a write that started after since was
-// acknowledged, and when the first such ended.
-func (w *writer) recovered(since time.Time) (time.Time, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, a := range w.attempts {
-		if a.err == nil && a.start.After(since) {
-			return a.end, true
-		}
-	}
-	return time.Time{}, false
-}
+func (w *writer) count() int { return w.Count() }
 
 // outage is the longest time between the ends of two acknowledged writes,
 // and the number of refused attempts and the last refusal.
-func (w *writer) outage() (time.Duration, int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var longest time.Duration
-	var last time.Time
-	refused := 0
-	var lastErr error
-	for _, a := range w.attempts {
-		if a.err != nil {
-			refused, lastErr = refused+1, a.err
-			continue
-		}
-		if !last.IsZero() {
-			longest = max(longest, a.end.Sub(last))
-		}
-		last = a.end
-	}
-	return longest, refused, lastErr
-}
+func (w *writer) outage() (time.Duration, int, error) { return w.Outage(time.Time{}, time.Time{}) }
 
 // finish stops the writer once a write started after since was
 // acknowledged, and checks that every acknowledged row is on the primary.
@@ -180,7 +90,7 @@ func (w *writer) finish(t *testing.T, ns, name string, since time.Time) time.Tim
 	var first time.Time
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		var ok bool
-		first, ok = w.recovered(since)
+		first, ok = w.Recovered(since)
 		return ok, nil
 	})
 	if err != nil {
@@ -189,34 +99,17 @@ func (w *writer) finish(t *testing.T, ns, name string, since time.Time) time.Tim
 		t.Fatalf("no write acknowledged after the disruption: %v; %d refused, the last: %v; primary %q, instances %+v",
 			err, refused, lastErr, m.Status.CurrentPrimary, m.Status.Instances)
 	}
-	close(w.stop)
-	<-w.done
-	db := rootDB(t, ns, name, name+"-primary")
-	rows, err := db.Query("SELECT n FROM shop.log")
+	w.Stop()
+	lost, acked, err := w.Lost(rootDB(t, ns, name, name+"-primary"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	have := map[int]bool{}
-	for rows.Next() {
-		var n int
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		have[n] = true
-	}
-	lost := 0
-	for _, n := range w.acked {
-		if !have[n] {
-			lost++
-		}
-	}
-	if lost > 0 {
-		t.Fatalf("%d of %d acknowledged writes are not on the primary", lost, len(w.acked))
+	if len(lost) > 0 {
+		t.Fatalf("%d of %d acknowledged writes are not on the primary", len(lost), acked)
 	}
 	longest, refused, lastErr := w.outage()
 	t.Logf("%d acknowledged writes, none lost; %d refused (last: %v); longest time between two acknowledged writes %s",
-		len(w.acked), refused, lastErr, longest.Round(time.Millisecond))
+		acked, refused, lastErr, longest.Round(time.Millisecond))
 	return first
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/example/mysql-operator/internal/workload"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -54,18 +54,10 @@ func podDB(t *testing.T, ns, pod, user, password string) *sql.DB {
 // goes through.
 func openAddr(t *testing.T, what, ip, user, password string) *sql.DB {
 	t.Helper()
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", ip+":3306"
-	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 2*time.Second, 10*time.Second, 10*time.Second
-	// Placeholders are filled in by the driver: SHOW and DDL statements
-	// cannot be prepared by the server.
-	cfg.InterpolateParams = true
-	connector, err := mysql.NewConnector(cfg)
+	db, err := workload.Open(ip, user, password)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := sql.OpenDB(connector)
-	db.SetConnMaxLifetime(10 * time.Second)
 	t.Cleanup(func() { db.Close() })
 	var last error
 	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {

@@ -13,7 +13,7 @@ import (
 // The order of precedence is: choose a first primary (bootstrap or adopt), fail over
 // a lost primary, discard the unacknowledged transactions of an old primary, make
 // writable non-primaries read-only, release commits stuck on a lost acknowledgement,
-// run a requested switchover, configure the primary,
+// fail over from a restarted primary a replica is ahead of, run a requested switchover, configure the primary,
 // seed empty instances, configure replicas.
 func Decide(c Cluster) (Plan, error) {
 	if err := validate(c); err != nil {
@@ -159,7 +159,7 @@ func decideWithPrimary(c Cluster, p *Plan) {
 	p.Errant = findErrant(c, prim)
 	markRoles(c, p)
 	steps := []func(Cluster, *Plan) bool{
-		stepDiscard, stepReadOnly, stepHeartbeat, stepSwitchover, stepPrimary, stepSeed, stepReplicas, stepSwitchoverBlocked,
+		stepDiscard, stepReadOnly, stepHeartbeat, stepPrimaryBehind, stepSwitchover, stepPrimary, stepSeed, stepReplicas, stepSwitchoverBlocked,
 	}
 	for _, step := range steps {
 		if step(c, p) {

@@ -102,6 +102,18 @@ var withPrimaryCases = []decideCase{
 		want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{2}, primary: 0}},
 	{"fenced replica (IO thread stopped)", 3, func(c *Cluster) { c.Instances[1].Replication.IORunning = false },
 		want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{1}, primary: 0}},
+	{"restarted primary behind a replica fails over to it", 3, func(c *Cluster) {
+		c.Instances[0].ReadOnly, c.Instances[0].SemiSyncSource = true, false
+		c.Instances[1].Replication.Retrieved = gtids("0-1-11")
+	}, want{kind: ActionFailover, target: 1, from: 0, instances: []int{1, 2}, primary: 1, reason: "restarted without transactions a replica received"}},
+	{"restarted primary with every transaction is made writable", 3, func(c *Cluster) {
+		c.Instances[0].ReadOnly, c.Instances[0].SemiSyncSource = true, false
+	}, want{kind: ActionConfigurePrimary, target: 0, from: -1, primary: 0}},
+	{"switchover to a replica catching up waits", 3, func(c *Cluster) {
+		c.RequestedPrimary = 1
+		lag := 5 * time.Second
+		c.Instances[1].Replication.Lag = &lag
+	}, want{kind: ActionNone, target: -1, from: -1, primary: 0, reason: "instance 1 is catching up (lag 5s)"}},
 	{"commits stuck on a lost acknowledgement get a heartbeat", 3, func(c *Cluster) {
 		c.Instances[0].SemiSyncWaitSessions, c.CommitsStuckFor = 1, 3*time.Second
 	}, want{kind: ActionHeartbeat, target: 0, from: -1, primary: 0, reason: "2 replicas hold already"}},

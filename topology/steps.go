@@ -109,69 +109,6 @@ func stepReadOnly(c Cluster, p *Plan) bool {
 	return true
 }
 
-// stepDiscard crashes, once, an old primary back from a partition: a
-// reachable instance that is not the primary but is still a semi-sync
-// source, and either has commits waiting for acknowledgements that will
-// never come (they hold the commit lock, so that it cannot even be made
-// read-only) or, on MariaDB, holds extra transactions all of its own, which
-// no replica acknowledged (see ActionDiscardUnacknowledged). It goes before
-// stepReadOnly, which would wait on those commits. An errant write made on
-// a replica is never crashed; an old primary still errant after its crash
-// is kept from another by Discarded, and reported.
-func stepDiscard(c Cluster, p *Plan) bool {
-	prim := c.Instances[c.CurrentPrimary]
-	for _, in := range c.Instances {
-		i := in.Index
-		if i == c.CurrentPrimary || !in.Reachable || !in.SemiSyncSource || slices.Contains(c.Discarded, i) {
-			continue
-		}
-		extra := in.Executed.Subtract(prim.Executed).WithoutSource(prim.SourceID)
-		own := c.Flavor == FlavorMariaDB && !extra.IsEmpty() && extra.WithoutSource(in.SourceID).IsEmpty()
-		if in.SemiSyncWaitSessions == 0 && !own {
-			continue
-		}
-		p.Action = Action{Kind: ActionDiscardUnacknowledged, Target: i, From: -1,
-			Reason: fmt.Sprintf("instance %d, an old primary, has %d commits waiting for acknowledgements and transactions %q "+
-				"no replica acknowledged: its server is crashed so that its recovery rolls them back", i, in.SemiSyncWaitSessions, extra)}
-		return true
-	}
-	return false
-}
-
-// CommitStuckGrace is how long commits may wait for acknowledgements with
-// nothing moving, though enough replicas hold everything, before a
-// heartbeat releases them: far longer than an acknowledgement's round trip.
-const CommitStuckGrace = 2 * time.Second
-
-// stepHeartbeat writes a heartbeat on a primary whose commits wait for
-// acknowledgements that were lost, when at least SemiSyncAcks semi-sync
-// replicas of it already hold every transaction it has: the heartbeat's
-// acknowledgement releases the commits before it (ActionHeartbeat).
-func stepHeartbeat(c Cluster, p *Plan) bool {
-	prim := c.Instances[c.CurrentPrimary]
-	if c.CommitsStuckFor < CommitStuckGrace || prim.SemiSyncWaitSessions == 0 {
-		return false
-	}
-	holders := 0
-	for _, in := range c.Instances {
-		r := in.Replication
-		if in.Index == prim.Index || !in.Reachable || !in.SemiSyncReplica || r == nil || !r.IORunning ||
-			r.SourceHost != prim.Host || r.SourcePort != prim.Port {
-			continue
-		}
-		if in.Executed.Union(r.Retrieved).Contains(prim.Executed) {
-			holders++
-		}
-	}
-	if holders < max(c.SemiSyncAcks, 1) {
-		return false
-	}
-	p.Action = Action{Kind: ActionHeartbeat, Target: prim.Index, From: -1,
-		Reason: fmt.Sprintf("%d commits on primary %d have waited %s for acknowledgements of transactions %d replicas hold already",
-			prim.SemiSyncWaitSessions, prim.Index, c.CommitsStuckFor.Round(time.Second), holders)}
-	return true
-}
-
 // switchoverBlocker returns why the requested switchover cannot run, "" if it can.
 func switchoverBlocker(c Cluster, p *Plan) string {
 	t := c.RequestedPrimary
@@ -182,8 +119,24 @@ func switchoverBlocker(c Cluster, p *Plan) string {
 		return fmt.Sprintf("instance %d is %s", t, p.Instances[t].Role)
 	case !p.Instances[t].Ready:
 		return fmt.Sprintf("instance %d is not ready: %s", t, p.Instances[t].Reason)
+	case lag(c.Instances[t]) > switchoverMaxLag:
+		// The old primary refuses writes until the candidate has applied
+		// everything: a candidate far behind would make that pause long.
+		return fmt.Sprintf("instance %d is catching up (lag %s)", t, lag(c.Instances[t]))
 	}
 	return ""
+}
+
+// switchoverMaxLag is the most a switchover's candidate may lag: the
+// writes pause while it applies what it lacks.
+const switchoverMaxLag = time.Second
+
+// lag is a replica's replication lag, zero when unknown.
+func lag(in Instance) time.Duration {
+	if r := in.Replication; r != nil && r.Lag != nil {
+		return *r.Lag
+	}
+	return 0
 }
 
 // stepSwitchover runs a requested switchover to a ready replica.

@@ -145,7 +145,11 @@ func (s *Server) install() error {
 
 // Start starts the server (again, after Kill or Stop) and waits until it accepts
 // connections. A port taken meanwhile by another process is replaced.
-func (s *Server) Start() error {
+func (s *Server) Start() error { return s.StartWith() }
+
+// StartWith is Start with more command-line options for this start only, as
+// the agent passes after a crash it caused (--init-rpl-role=SLAVE).
+func (s *Server) StartWith(args ...string) error {
 	var err error
 	for range 3 {
 		if s.Port == 0 || (err != nil && len(s.cfg.Hosts) == 0) {
@@ -156,7 +160,7 @@ func (s *Server) Start() error {
 		if err = s.writeConfig(); err != nil {
 			return err
 		}
-		if err = s.startOnce(); err == nil || !strings.Contains(s.LogTail(10), "Address already in use") {
+		if err = s.startOnce(args); err == nil || !strings.Contains(s.LogTail(10), "Address already in use") {
 			return err
 		}
 	}
@@ -164,9 +168,9 @@ func (s *Server) Start() error {
 }
 
 // startOnce launches mariadbd and waits for it.
-func (s *Server) startOnce() error {
+func (s *Server) startOnce(extra []string) error {
 	args := append([]string{"--defaults-file=" + filepath.Join(s.Dir, "my.cnf")}, userArgs()...)
-	cmd := exec.Command(binaries.paths["mariadbd"], args...)
+	cmd := exec.Command(binaries.paths["mariadbd"], append(args, extra...)...)
 	out, err := os.OpenFile(filepath.Join(s.Dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
