@@ -55,9 +55,11 @@ func TestDatabaseRuns(t *testing.T) {
 }
 
 // TestStuckPodsSayWhy makes a MySQL whose image cannot be pulled, one
-// whose pod fits no node and one whose StorageClass does not exist: each
-// goes Stalled (the manager's --stall-after is short here) with a message
-// naming the pod and the reason.
+// whose pod fits no node, one whose StorageClass does not exist, one whose
+// server refuses its config and one whose image runs another engine: each
+// goes Stalled (the manager's --stall-after is short here; a crash loop
+// stalls once its back-off is longer) with a message naming the pod and
+// the reason, the server's own error line where it has one.
 func TestStuckPodsSayWhy(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.NewNamespace(t, c.Client)
@@ -67,7 +69,11 @@ func TestStuckPodsSayWhy(t *testing.T) {
 	noNode.Spec.NodeSelector = map[string]string{"disktype": "none-has-it"}
 	noClass := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "noclass", Namespace: ns}, Spec: realNodeSpec(1)}
 	noClass.Spec.StorageClassName = ptr.To("does-not-exist")
-	for _, m := range []*databasev1.MySQL{noImage, noNode, noClass} {
+	badConfig := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "badconfig", Namespace: ns}, Spec: realNodeSpec(1)}
+	badConfig.Spec.Config = map[string]databasev1.ConfigValue{"innodb_buffer_pool_sise": "64M"}
+	wrongEngine := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "wrongengine", Namespace: ns}, Spec: realNodeSpec(1)}
+	wrongEngine.Spec.Engine, wrongEngine.Spec.Version = databasev1.EngineMySQL, "8.4"
+	for _, m := range []*databasev1.MySQL{noImage, noNode, noClass, badConfig, wrongEngine} {
 		if err := c.Client.Create(ctx, m); err != nil {
 			t.Fatal(err)
 		}
@@ -76,6 +82,10 @@ func TestStuckPodsSayWhy(t *testing.T) {
 		{"noimage", vocabulary.ReasonImagePullFailed, "pod noimage-0, container init: "},
 		{"nonode", vocabulary.ReasonPodUnschedulable, "pod nonode-0 cannot be scheduled"},
 		{"noclass", vocabulary.ReasonStorageClassNotFound, "its claim data-noclass-0 names StorageClass does-not-exist"},
+		// The server's own last error line, from the end of its log.
+		{"badconfig", vocabulary.ReasonContainerFailing, "[ERROR] mariadbd: unknown variable 'innodb_buffer_pool_sise=64M'"},
+		// What the image runs instead.
+		{"wrongengine", vocabulary.ReasonContainerFailing, "the image's server is MariaDB 10.11"},
 	} {
 		testenv.WaitKstatus(t, c.Client, key(ns, tt.name), status.FailedStatus, timeout)
 		m := &databasev1.MySQL{}

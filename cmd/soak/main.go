@@ -22,7 +22,8 @@ func main() {
 	flag.IntVar(&o.Rounds, "rounds", 50, "How many faults to inject.")
 	flag.DurationVar(&o.Duration, "duration", 80*time.Minute, "The most the rounds may take.")
 	flag.Uint64Var(&o.Seed, "seed", uint64(time.Now().UnixNano()), "The seed of the faults; the report records it.")
-	flag.DurationVar(&o.Converge, "converge", 3*time.Minute, "How long a round may take to converge.")
+	flag.DurationVar(&o.Converge, "converge", 7*time.Minute,
+		"How long a round may take to converge: the kubelet backs off up to 5 minutes before it restarts a container killed again and again.")
 	out := flag.String("out", "", "A file to write the report to, besides standard output.")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

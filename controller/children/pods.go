@@ -36,8 +36,9 @@ const maxErrorLine = 400
 // LastErrorLine picks, from the end of a container's log that the kubelet
 // kept as its termination message (FallbackToLogsOnError), the line that
 // says why it failed: the server's last "[ERROR]" line but its closing
-// "Aborting", else the last line naming an error (the agent's "agent
-// init: ..."), else the last line. "" for an empty message.
+// "Aborting", else the last line of the agent's own error ("agent init:
+// ..."); "" when there is none (a server killed from outside says nothing
+// of it, and a note that names an error would mislead).
 func LastErrorLine(message string) string {
 	lines := strings.Split(strings.TrimSpace(message), "\n")
 	pick := func(ok func(string) bool) string {
@@ -54,8 +55,5 @@ func LastErrorLine(message string) string {
 	if l := pick(func(l string) bool { return strings.Contains(l, "[ERROR]") && !strings.HasSuffix(l, "Aborting") }); l != "" {
 		return l
 	}
-	if l := pick(func(l string) bool { return strings.Contains(strings.ToLower(l), "error") }); l != "" {
-		return l
-	}
-	return pick(func(string) bool { return true })
+	return pick(func(l string) bool { return strings.HasPrefix(l, "agent ") })
 }

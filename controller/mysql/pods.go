@@ -65,13 +65,19 @@ func podTrouble(p *corev1.Pod) (reason, message string, since time.Time, ok bool
 		if w.Message != "" {
 			msg += ": " + w.Message
 		}
+		// In trouble since the pod was made, or since the container last
+		// exited: a server that crashed once after running for days is
+		// not stuck, and one that crash-loops stalls once its back-off has
+		// grown past the limit.
+		since := p.CreationTimestamp.Time
 		if t := cs.LastTerminationState.Terminated; t != nil {
 			msg += fmt.Sprintf(" (last exit code %d, %s)", t.ExitCode, strings.TrimSpace(t.Reason))
 			if line := children.LastErrorLine(t.Message); line != "" {
 				msg += ": " + line
 			}
+			since = later(since, t.FinishedAt.Time)
 		}
-		return waitingReasons[w.Reason], msg, p.CreationTimestamp.Time, true
+		return waitingReasons[w.Reason], msg, since, true
 	}
 	return "", "", time.Time{}, false
 }

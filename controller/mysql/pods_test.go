@@ -161,3 +161,23 @@ func TestJudgePods(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashTroubleSince: a container waiting to restart is in trouble
+// since it last exited, not since its pod was made: a server that crashed
+// once, after running for days, is not stuck.
+func TestCrashTroubleSince(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	exited := metav1.NewTime(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", CreationTimestamp: created}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mysql", RestartCount: 1,
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error", FinishedAt: exited}}}}
+	if _, _, since, ok := podTrouble(p); !ok || !since.Equal(exited.Time) {
+		t.Errorf("trouble since %v (%t), want the last exit %v", since, ok, exited.Time)
+	}
+	obs := &observation{pods: []corev1.Pod{*p}}
+	judgePods(obs, exited.Add(5*time.Second), time.Minute)
+	if obs.podTrouble != "" || obs.podStalled {
+		t.Errorf("5 s after a crash: trouble %q, stalled %t; want neither yet", obs.podTrouble, obs.podStalled)
+	}
+}

@@ -62,6 +62,9 @@ func (s *soak) round(ctx context.Context, f fault) (Round, error) {
 	primary, err := s.converge(ctx)
 	r.Converged, r.Primary = time.Since(began), primary
 	r.Gap, _, _ = s.writer.Outage(began, time.Now())
+	if r.Gap > longGap {
+		s.logAttempts(began, time.Now())
+	}
 	return r, err
 }
 
@@ -88,6 +91,22 @@ func (s *soak) converge(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("not converged in %s: %s", s.opts.Converge, last)
 		case <-time.After(250 * time.Millisecond):
 		}
+	}
+}
+
+// longGap is a write gap whose attempts the log shows.
+const longGap = 10 * time.Second
+
+// logAttempts logs the writer's refused attempts between from and to, and
+// the first acknowledged one after each run of them: where a long gap went.
+func (s *soak) logAttempts(from, to time.Time) {
+	refused := false
+	for _, a := range s.writer.Attempts(from, to) {
+		if a.Err == nil && !refused {
+			continue
+		}
+		s.logf("  attempt %+.2fs..%+.2fs: %v", a.Start.Sub(from).Seconds(), a.End.Sub(from).Seconds(), a.Err)
+		refused = a.Err != nil
 	}
 }
 
