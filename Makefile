@@ -32,6 +32,7 @@ SOURCE_CONTROLLER := $(BIN)/source-controller
 KUSTOMIZE_CONTROLLER := $(BIN)/kustomize-controller
 FLUX_CRDS := $(BIN)/flux-crds
 FLUX := $(SOURCE_CONTROLLER) $(KUSTOMIZE_CONTROLLER) $(FLUX_CRDS)
+VERSITYGW := $(BIN)/versitygw
 
 # Debian packages the builds and tests need: iptables for kube-proxy,
 # libseccomp-dev for runc, mmdebstrap for the database image, MariaDB for
@@ -40,6 +41,7 @@ APT_PACKAGES := iptables libseccomp-dev mmdebstrap mariadb-server mariadb-client
 
 CONTROLLER_TOOLS_VERSION := v0.23.0
 KWOK_VERSION := v0.8.0
+VERSITYGW_VERSION := v1.8.0
 K8S_VERSION := v1.37.2
 # Without these the binaries report v0.0.0-master, and nodes with them.
 K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 \
@@ -73,15 +75,15 @@ vet: ## Run go vet.
 
 .PHONY: verify
 verify: manifests generate fmt vet ## Fail when regenerating or formatting leaves a diff.
-	@git diff --exit-code -- api agent kustomize charts controller applyset dbop topology internal cmd e2e || { echo "generated files are stale: run 'make manifests generate fmt' and commit"; exit 1; }
+	@git diff --exit-code -- api agent backup objstore kustomize charts controller applyset dbop topology internal cmd e2e || { echo "generated files are stale: run 'make manifests generate fmt' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- charts)" || { git status --short -- charts; echo "the chart has files not committed: commit them"; exit 1; }
 
 .PHONY: test
-test: verify build control-plane node flux ## Build the manager as the image does, then run every test (unit, envtest with real MariaDB servers, e2e on a real node, short benchmark).
+test: verify build control-plane node flux s3 ## Build the manager as the image does, then run every test (unit, envtest with real MariaDB servers, e2e on a real node, short benchmark).
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 40m ./...
 
 .PHONY: e2e
-e2e: control-plane node flux ## Run only the full-cluster e2e tests.
+e2e: control-plane node flux s3 ## Run only the full-cluster e2e tests.
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./e2e/...
 
 .PHONY: bench
@@ -123,6 +125,14 @@ $(CONTROLLER_GEN):
 # KwokVersion in internal/cluster.
 $(KWOK):
 	GOBIN=$(BIN) go install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+
+##@ Object storage (built from the Go module proxy into bin/, skipped when present)
+
+.PHONY: s3
+s3: $(VERSITYGW) ## Build versitygw, the S3 server of the backup tests and of the local cluster (Apache-2.0).
+
+$(VERSITYGW):
+	GOBIN=$(BIN) go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
 ##@ Real node (built from the Go module proxy and Debian's packages into bin/, skipped when present)
 

@@ -45,6 +45,12 @@ type Config struct {
 	// MariaDB, and major.minor): init checks that the image's server is
 	// that. Empty skips the check.
 	Engine, EngineVersion string
+	// BackupDir is the storage directory of the MySQL's backups
+	// (backup.ConfigFile and the credentials); empty when it has none.
+	BackupDir string
+	// RestoreDir is the storage directory of the backup a new MySQL is
+	// made from (backup.RestoreFile and the credentials); empty when none.
+	RestoreDir string
 }
 
 // Password files in Config.Secrets.
@@ -96,19 +102,28 @@ var ordinalRE = regexp.MustCompile(`-([0-9]+)$`)
 // ordinal plus one (0 is not a valid replication server_id), report_host
 // its stable name.
 func (c Config) WritePodConf(hostname string) error {
-	m := ordinalRE.FindStringSubmatch(hostname)
-	if m == nil {
-		return fmt.Errorf("pod name %q does not end in an ordinal", hostname)
-	}
-	ordinal, err := strconv.Atoi(m[1])
+	ordinal, err := ordinalOf(hostname)
 	if err != nil {
-		return fmt.Errorf("pod name %q: %w", hostname, err)
+		return err
 	}
 	conf := fmt.Sprintf("[mysqld]\nserver_id = %d\n", ordinal+1)
 	if c.ReportHost != "" {
 		conf += "report_host = " + c.ReportHost + "\n"
 	}
 	return os.WriteFile(c.PodConf, []byte(conf), 0o644)
+}
+
+// ordinalOf is the ordinal of a StatefulSet pod's name.
+func ordinalOf(hostname string) (int, error) {
+	m := ordinalRE.FindStringSubmatch(hostname)
+	if m == nil {
+		return 0, fmt.Errorf("pod name %q does not end in an ordinal", hostname)
+	}
+	ordinal, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, fmt.Errorf("pod name %q: %w", hostname, err)
+	}
+	return ordinal, nil
 }
 
 // readSecret reads one password file.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/example/mysql-operator/dbop"
 )
 
 // trailerBackup is the HTTP trailer that says whether a backup stream is
@@ -16,7 +18,8 @@ const trailerBackup = "X-Backup-Result"
 // the response, with the account and server options in a private option
 // file, never on the command line.
 func (s *seeder) backup(w http.ResponseWriter, r *http.Request) {
-	opts, err := s.optionFile()
+	t := toolsFor(dbop.EngineMariaDB)
+	opts, err := s.c.optionFile(t.section)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -28,8 +31,8 @@ func (s *seeder) backup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(work)
-	cmd := exec.CommandContext(r.Context(), "mariadb-backup", "--defaults-file="+opts, "--backup",
-		"--stream=mbstream", "--target-dir="+work)
+	args := t.backupArgs(opts, work, "")
+	cmd := exec.CommandContext(r.Context(), args[0], args[1:]...)
 	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = w, &stderr
 	w.Header().Set("Trailer", trailerBackup)
@@ -41,10 +44,11 @@ func (s *seeder) backup(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(trailerBackup, strings.ReplaceAll(result, "\n", " "))
 }
 
-// optionFile writes a private option file for mariadb-backup: the server's
-// own options (the operator's my.cnf), then the agent's account.
-func (s *seeder) optionFile() (string, error) {
-	pw, err := s.c.readSecret(AgentPasswordFile)
+// optionFile writes a private option file for a backup program whose
+// section it is: the server's own options (the operator's my.cnf), then
+// the agent's account.
+func (c Config) optionFile(section string) (string, error) {
+	pw, err := c.readSecret(AgentPasswordFile)
 	if err != nil {
 		return "", err
 	}
@@ -53,7 +57,7 @@ func (s *seeder) optionFile() (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	_, err = fmt.Fprintf(f, "!include %s\n[mariadb-backup]\nuser=%s\npassword=%s\nsocket=%s\n",
-		s.c.ServerConfig, "mysqlop-agent", pw, s.c.Socket)
+	_, err = fmt.Fprintf(f, "!include %s\n[%s]\nuser=%s\npassword=%s\nsocket=%s\n",
+		c.ServerConfig, section, dbop.AgentUser, pw, c.Socket)
 	return f.Name(), err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -54,6 +55,42 @@ func (c *Client) Crash(ctx context.Context) error {
 	return err
 }
 
+// StartBackup asks the agent to back its instance up.
+func (c *Client) StartBackup(ctx context.Context, req BackupRequest) error {
+	data, _ := json.Marshal(req) // strings always marshal
+	_, err := c.request(ctx, http.MethodPost, "/backups", data)
+	return err
+}
+
+// BackupStatus returns the state of backup name; found is false when the
+// agent knows none (it restarted since, or was never asked).
+func (c *Client) BackupStatus(ctx context.Context, name string) (st BackupStatus, found bool, err error) {
+	body, code, err := c.requestCode(ctx, http.MethodGet, "/backups/"+url.PathEscape(name), nil)
+	if code == http.StatusNotFound {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, err
+	}
+	if err := json.Unmarshal(body, &st); err != nil {
+		return st, false, fmt.Errorf("backup status of %s: %w", c.base, err)
+	}
+	return st, true, nil
+}
+
+// Restored returns what the restore that made the instance's data
+// directory reached; found is false when no restore made it.
+func (c *Client) Restored(ctx context.Context) (res RestoreResult, found bool, err error) {
+	body, code, err := c.requestCode(ctx, http.MethodGet, "/restore", nil)
+	if code == http.StatusNotFound {
+		return res, false, nil
+	}
+	if err != nil {
+		return res, false, err
+	}
+	return res, true, json.Unmarshal(body, &res)
+}
+
 // do sends one request to /seed and returns the answer's body.
 func (c *Client) do(ctx context.Context, method string, body []byte) ([]byte, error) {
 	return c.request(ctx, method, "/seed", body)
@@ -61,22 +98,28 @@ func (c *Client) do(ctx context.Context, method string, body []byte) ([]byte, er
 
 // request sends one request to path and returns the answer's body.
 func (c *Client) request(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	data, _, err := c.requestCode(ctx, method, path, body)
+	return data, err
+}
+
+// requestCode is request that also returns the answer's status code.
+func (c *Client) requestCode(ctx context.Context, method, path string, body []byte) ([]byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s%s: %w", method, c.base, path, err)
+		return nil, 0, fmt.Errorf("%s %s%s: %w", method, c.base, path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return nil, err
+		return nil, resp.StatusCode, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s %s%s: %s: %s", method, c.base, path, resp.Status, bytes.TrimSpace(data))
+		return nil, resp.StatusCode, fmt.Errorf("%s %s%s: %s: %s", method, c.base, path, resp.Status, bytes.TrimSpace(data))
 	}
-	return data, nil
+	return data, resp.StatusCode, nil
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,6 +31,12 @@ func Init(c Config, hostname string) error {
 	}
 	if err := c.checkServer(server, v); err != nil {
 		return err
+	}
+	if restore, err := c.restoreWanted(hostname); err != nil || restore {
+		if err != nil {
+			return err
+		}
+		return c.restore(context.Background(), server, v)
 	}
 	if _, err := os.Stat(filepath.Join(c.DataDir, "mysql")); err == nil {
 		return nil // initialised already
@@ -79,31 +86,15 @@ func (c Config) checkServer(server string, v dbop.Version) error {
 // its path. It holds passwords: it lives in /tmp, an emptyDir, only until
 // the data directory is made.
 func (c Config) writeBootstrap(d dbop.Dialect) (string, error) {
-	var cfg dbop.BootstrapConfig
-	for _, f := range []struct {
-		name string
-		to   *string
-	}{{RootPasswordFile, &cfg.RootPassword}, {AdminPasswordFile, &cfg.AdminPassword},
-		{ReplPasswordFile, &cfg.ReplPassword}, {AgentPasswordFile, &cfg.AgentPassword}} {
-		pw, err := c.readSecret(f.name)
-		if err != nil {
-			return "", err
-		}
-		*f.to = pw
+	cfg, err := c.bootstrapConfig()
+	if err != nil {
+		return "", err
 	}
 	sql, err := d.Bootstrap(cfg)
 	if err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp("", "bootstrap-*.sql")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if _, err := f.WriteString(sql); err != nil {
-		return "", err
-	}
-	return f.Name(), nil
+	return privateFile("bootstrap-*.sql", sql)
 }
 
 // initCommand returns the command that initialises dir with the server of

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 
@@ -158,8 +157,8 @@ func (s *seeder) copyAndPrepare(req SeedRequest) (SeedStatus, error) {
 	if err := s.fetch(req.Donor); err != nil {
 		return SeedStatus{}, err
 	}
-	if out, err := exec.Command("mariadb-backup", "--prepare", "--use-memory=256M", "--target-dir="+s.tmpDir()).CombinedOutput(); err != nil {
-		return SeedStatus{}, fmt.Errorf("mariadb-backup --prepare: %w: %s", err, tail(out))
+	if err := toolsFor(dbop.EngineMariaDB).prepare(s.tmpDir()); err != nil {
+		return SeedStatus{}, err
 	}
 	raw, err := os.ReadFile(filepath.Join(s.tmpDir(), "xtrabackup_binlog_info"))
 	if err != nil {
@@ -196,10 +195,8 @@ func (s *seeder) fetch(donor string) error {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 		return fmt.Errorf("fetch the backup of %s: %s: %s", donor, resp.Status, msg)
 	}
-	unpack := exec.Command("mbstream", "-x", "-C", s.tmpDir())
-	unpack.Stdin = resp.Body
-	if out, err := unpack.CombinedOutput(); err != nil {
-		return fmt.Errorf("mbstream -x: %w: %s", err, tail(out))
+	if err := toolsFor(dbop.EngineMariaDB).extract(resp.Body, s.tmpDir()); err != nil {
+		return err
 	}
 	// A stream cut short by the donor ends the body early without an HTTP
 	// error: the donor writes a last line only after mariadb-backup

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -40,10 +42,11 @@ func NewProbes(c Config, maxLag int64) (*Probes, error) {
 
 // Handler serves /healthz (the server answers) and /readyz (the server
 // may take its role's traffic) to anyone: they say only ok or why not, no
-// secret is ever in an answer. The seed endpoints need the agent's
-// password as a bearer token.
-func (p *Probes) Handler(s *seeder) http.Handler {
+// secret is ever in an answer. The seed and backup endpoints need the
+// agent's password as a bearer token.
+func (p *Probes) Handler(s *seeder, b *backupJobs) http.Handler {
 	mux := http.NewServeMux()
+	b.handle(mux, s.authorized)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		answer(w, p.alive(r.Context()))
 	})
@@ -161,7 +164,29 @@ func Serve(ctx context.Context, c Config, p *Probes) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: p.Handler(s), ReadHeaderTimeout: 5 * time.Second}
+	b := &backupJobs{c: c, ctx: ctx}
+	a := &archiver{c: c, log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	if c.BackupDir != "" {
+		go a.run(ctx)
+	}
+	h := p.Handler(s, b)
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.Handle("GET /archive", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write(marshal(a.status()))
+	})))
+	mux.Handle("GET /restore", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, found, err := c.Restored()
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		case !found:
+			http.Error(w, "no restore made this data directory", http.StatusNotFound)
+		default:
+			_, _ = w.Write(marshal(res))
+		}
+	})))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -8,6 +8,7 @@
 //     judged and written, work-queue priorities.
 //   - dataplane: the servers observed, topology.Decide's step taken.
 //   - sqlobjects: the MySQLDatabase, MySQLUser and MySQLGrant reconciler.
+//   - backup: the MySQLBackup reconciler and the backup schedule.
 //   - children: the pure builders of the children, their names, the table
 //     of child kinds and what the cache keeps of each.
 //   - vocabulary: labels, reasons, events; outcome: stalls and requeues.
@@ -15,7 +16,7 @@
 //     counter, the metrics endpoint's authorization, lazy log values.
 //
 // Imports run one way: controller -> mysql -> dataplane -> children ->
-// {vocabulary, outcome}, and sqlobjects -> children; each may import
+// {vocabulary, outcome}, and sqlobjects, backup -> children; each may import
 // applyset, dbop, topology, agent and api, none of them a controller package.
 package controller
 
@@ -27,6 +28,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/example/mysql-operator/controller/backup"
 	"github.com/example/mysql-operator/controller/dataplane"
 	"github.com/example/mysql-operator/controller/mysql"
 	"github.com/example/mysql-operator/controller/sqlobjects"
@@ -74,8 +76,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How often each MySQLDatabase, MySQLUser and MySQLGrant is compared with its server when nothing else happens: a manual change on the server is undone within it.")
 }
 
-// Setup registers the MySQL reconciler and the reconcilers of databases,
-// users and grants with mgr.
+// Setup registers the MySQL reconciler, the reconcilers of databases,
+// users and grants, and those of backups with mgr.
 func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	recorder := mgr.GetEventRecorder(vocabulary.FieldManager)
 	r := &mysql.Reconciler{
@@ -102,6 +104,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	if err := s.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the mysqldatabase, mysqluser and mysqlgrant controllers: %w", err)
+	}
+	b := &backup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder}
+	if err := b.SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("set up the mysqlbackup controller: %w", err)
+	}
+	if err := (&backup.Scheduler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("set up the backup schedule: %w", err)
 	}
 	return nil
 }

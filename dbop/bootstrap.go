@@ -58,8 +58,10 @@ func (cfg BootstrapConfig) accounts(agentPrivs []string) ([]bootstrapAccount, er
 const pinSQLMode = "SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '');"
 
 // renderAccounts writes ALTER USER for root@localhost, then CREATE USER and GRANT
-// for every account, one statement per line, values through QuoteString.
-func renderAccounts(b *strings.Builder, cfg BootstrapConfig, accts []bootstrapAccount) error {
+// for every account, one statement per line, values through QuoteString; with
+// replace, DROP USER IF EXISTS before each CREATE USER, for a data directory
+// that has the accounts already.
+func renderAccounts(b *strings.Builder, cfg BootstrapConfig, accts []bootstrapAccount, replace bool) error {
 	pw, err := QuoteString(cfg.RootPassword)
 	if err != nil {
 		return fmt.Errorf("bootstrap: root password: %w", err)
@@ -73,6 +75,9 @@ func renderAccounts(b *strings.Builder, cfg BootstrapConfig, accts []bootstrapAc
 		pw, err := QuoteString(a.password)
 		if err != nil {
 			return fmt.Errorf("bootstrap: password of %s: %w", a.user, err)
+		}
+		if replace {
+			fmt.Fprintf(b, "DROP USER IF EXISTS %s;\n", acct)
 		}
 		fmt.Fprintf(b, "CREATE USER %s IDENTIFIED BY %s;\n", acct, pw)
 		for _, g := range a.grants {
@@ -94,7 +99,7 @@ func renderAccounts(b *strings.Builder, cfg BootstrapConfig, accts []bootstrapAc
 // PRIVILEGES on 10.11, it lets a user write on a read_only replica) from both root
 // accounts: only AdminUser keeps it.
 func (mariadbDialect) Bootstrap(cfg BootstrapConfig) (string, error) {
-	accts, err := cfg.accounts([]string{"RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR, SLAVE MONITOR ON *.*"})
+	accts, err := cfg.accounts(mariadbAgentPrivileges)
 	if err != nil {
 		return "", err
 	}
@@ -106,7 +111,7 @@ func (mariadbDialect) Bootstrap(cfg BootstrapConfig) (string, error) {
 	b.WriteString("DELETE FROM mysql.proxies_priv WHERE NOT (User = 'root' AND Host = 'localhost');\n")
 	b.WriteString("DELETE FROM mysql.db WHERE User = '' OR Db = 'test' OR Db LIKE 'test\\\\_%';\n")
 	b.WriteString("DROP DATABASE IF EXISTS test;\nFLUSH PRIVILEGES;\n")
-	if err := renderAccounts(&b, cfg, accts); err != nil {
+	if err := renderAccounts(&b, cfg, accts, false); err != nil {
 		return "", err
 	}
 	b.WriteString("REVOKE READ_ONLY ADMIN ON *.* FROM 'root'@'localhost', 'root'@'%';\n")
@@ -119,10 +124,7 @@ func (mariadbDialect) Bootstrap(cfg BootstrapConfig) (string, error) {
 // accounts created. super_read_only stops every account on a replica, so no
 // privilege needs revoking.
 func (mysqlDialect) Bootstrap(cfg BootstrapConfig) (string, error) {
-	accts, err := cfg.accounts([]string{
-		"RELOAD, PROCESS, LOCK TABLES, REPLICATION CLIENT, BACKUP_ADMIN ON *.*",
-		"SELECT ON performance_schema.*",
-	})
+	accts, err := cfg.accounts(mysqlAgentPrivileges)
 	if err != nil {
 		return "", err
 	}
@@ -130,8 +132,49 @@ func (mysqlDialect) Bootstrap(cfg BootstrapConfig) (string, error) {
 	b.WriteString("-- mysql-operator bootstrap (MySQL): mysqld --initialize-insecure --init-file=<this file>\n")
 	b.WriteString(pinSQLMode + "\nSET sql_log_bin = 0;\n")
 	b.WriteString("DELETE FROM mysql.user WHERE User = '';\nDROP DATABASE IF EXISTS test;\nFLUSH PRIVILEGES;\n")
-	if err := renderAccounts(&b, cfg, accts); err != nil {
+	if err := renderAccounts(&b, cfg, accts, false); err != nil {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// mariadbAgentPrivileges and mysqlAgentPrivileges are the grants of AgentUser:
+// probes, backups and the binary log archive.
+var (
+	mariadbAgentPrivileges = []string{"RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR, SLAVE MONITOR ON *.*"}
+	mysqlAgentPrivileges   = []string{
+		"RELOAD, PROCESS, LOCK TABLES, REPLICATION CLIENT, BACKUP_ADMIN ON *.*",
+		"SELECT ON performance_schema.*",
+	}
+)
+
+// restoreAccounts renders the init file of a server started on a restored
+// data directory: with binary logging off, the operator's accounts of the
+// backup's MySQL are replaced by this MySQL's (its passwords are in this
+// MySQL's Secrets); every other account is the backup's.
+func restoreAccounts(engine string, cfg BootstrapConfig, agentPrivs []string, tail string) (string, error) {
+	accts, err := cfg.accounts(agentPrivs)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- mysql-operator restored accounts (%s): --init-file=<this file>\n", engine)
+	b.WriteString(pinSQLMode + "\nSET sql_log_bin = 0;\n")
+	if err := renderAccounts(&b, cfg, accts, true); err != nil {
+		return "", err
+	}
+	b.WriteString(tail)
+	return b.String(), nil
+}
+
+// RestoreAccounts renders the init file of a restored data directory
+// (restoreAccounts), READ_ONLY ADMIN revoked from root as Bootstrap does.
+func (mariadbDialect) RestoreAccounts(cfg BootstrapConfig) (string, error) {
+	return restoreAccounts("MariaDB", cfg, mariadbAgentPrivileges, "REVOKE READ_ONLY ADMIN ON *.* FROM 'root'@'localhost', 'root'@'%';\n")
+}
+
+// RestoreAccounts renders the init file of a restored data directory
+// (restoreAccounts).
+func (mysqlDialect) RestoreAccounts(cfg BootstrapConfig) (string, error) {
+	return restoreAccounts("MySQL", cfg, mysqlAgentPrivileges, "")
 }

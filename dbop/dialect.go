@@ -112,6 +112,9 @@ type Dialect interface {
 	KillConnection(id int64) Stmt
 	// Bootstrap renders the SQL file a new data directory runs once.
 	Bootstrap(cfg BootstrapConfig) (string, error)
+	// RestoreAccounts renders the init file that gives a restored data
+	// directory this MySQL's operator accounts.
+	RestoreAccounts(cfg BootstrapConfig) (string, error)
 
 	names() statusNames
 	privileges() map[string]bool

@@ -83,6 +83,9 @@ func goldenStatements(d Dialect) string {
 	one("ListConnections", []Stmt{d.ListConnections()})
 	one("KillConnection", []Stmt{d.KillConnection(42)})
 	one("Heartbeat", heartbeat())
+	one("BinaryLogs", stmts(listBinaryLogs))
+	one("BinaryLogDir", stmts(binlogBasename))
+	one("RotateBinaryLog", stmts(rotateBinaryLog))
 	goldenGitOps(&b, d)
 	return b.String()
 }
@@ -104,6 +107,11 @@ func TestGolden(t *testing.T) {
 			t.Fatalf("%s bootstrap: %v", name, err)
 		}
 		checkGolden(t, filepath.Join("testdata", "bootstrap-"+name+".sql"), boot)
+		accounts, err := d.RestoreAccounts(goldenBootstrap)
+		if err != nil {
+			t.Fatalf("%s restore accounts: %v", name, err)
+		}
+		checkGolden(t, filepath.Join("testdata", "restore-accounts-"+name+".sql"), accounts)
 	}
 }
 

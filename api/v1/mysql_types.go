@@ -83,6 +83,7 @@ type ConfigValue string
 // +kubebuilder:validation:XValidation:rule="!has(self.preferredPrimary) || self.preferredPrimary < self.replicas",message="preferredPrimary: must be the ordinal of an instance, below replicas"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClassName) || has(self.storageClassName)",message="storageClassName: cannot be removed once set"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.storageClassName) || !has(self.storageClassName)",message="storageClassName: cannot be set after creation"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.restore) == has(self.restore)",message="restore: can be set only when the MySQL is created"
 type MySQLSpec struct {
 	// replicas is the number of MySQL pods, from 1 to 10.
 	// +kubebuilder:validation:Minimum=1
@@ -180,6 +181,17 @@ type MySQLSpec struct {
 	// affinity holds the pods' scheduling constraints.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// backup is how the MySQL is backed up: a schedule, the storage,
+	// retention and the binary log archive (see BackupPolicy).
+	// +optional
+	Backup *BackupPolicy `json:"backup,omitempty"`
+
+	// restore makes the new MySQL from a backup, and to a point in time. It
+	// can be set only when the MySQL is created, and never changes.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="restore: is immutable"
+	// +optional
+	Restore *RestoreSpec `json:"restore,omitempty"`
 }
 
 // InstanceRole is the part an instance plays in a MySQL.
@@ -266,6 +278,11 @@ type MySQLStatus struct {
 	// message is a human-readable summary of the state.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// restore is what the restore that made the MySQL reached, once
+	// instance 0 runs on it.
+	// +optional
+	Restore *RestoreStatus `json:"restore,omitempty"`
 
 	// conditions are Ready, Reconciling and Stalled, by the kstatus
 	// conventions, and EndOfLife when the version is no longer supported.

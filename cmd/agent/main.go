@@ -46,6 +46,8 @@ func run(cmd string, args []string) error {
 	fs.StringVar(&c.PidFile, "pid-file", "/var/run/mysqld/mysqld.pid", "The server's pid file.")
 	fs.StringVar(&c.Engine, "engine", "", "The engine the spec names (MySQL or MariaDB): init refuses an image of another.")
 	fs.StringVar(&c.EngineVersion, "engine-version", "", "The major.minor version the spec names: init refuses an image of another.")
+	fs.StringVar(&c.BackupDir, "backup-dir", "", "The storage directory of the MySQL's backups; empty when it has none.")
+	fs.StringVar(&c.RestoreDir, "restore-dir", "", "The storage directory of the backup a new MySQL is made from; empty when none.")
 	maxLag := fs.Int64("max-lag", 30, "The most seconds a replica may lag and be ready.")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -78,12 +78,13 @@ func passwordSecret(m *databasev1.MySQL, name string, data map[string][]byte) *c
 	return s
 }
 
-// ConfigMap returns the ConfigMap holding my.cnf.
+// ConfigMap returns the ConfigMap holding my.cnf, and the backup and
+// restore configs of the agents (see configData).
 func ConfigMap(m *databasev1.MySQL) *corev1ac.ConfigMapApplyConfiguration {
 	return corev1ac.ConfigMap(ConfigMapName(m), m.Namespace).
 		WithLabels(childLabels(m)).
 		WithOwnerReferences(ownerRef(m)).
-		WithData(map[string]string{configKey: MyCnf(m)})
+		WithData(configData(m))
 }
 
 func mysqlServicePort() *corev1ac.ServicePortApplyConfiguration {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -66,6 +67,20 @@ func TestBuildersGolden(t *testing.T) {
 			m.Spec.Engine = databasev1.EngineMariaDB
 			m.Spec.Version = "10.11"
 			m.Spec.Config = map[string]databasev1.ConfigValue{"max_connections": "200"}
+		}),
+		"backup": sample(func(m *databasev1.MySQL) {
+			m.Spec.Replicas = 2
+			m.Spec.Engine = databasev1.EngineMariaDB
+			m.Spec.Version = "10.11"
+			storage := databasev1.BackupStorage{S3: databasev1.S3Storage{Endpoint: "https://s3.example.com", Bucket: "backups",
+				Prefix: "team-a/db", Region: "eu-west-1", PathStyle: true,
+				CredentialsSecretRef: databasev1.LocalSecretReference{Name: "s3-credentials"},
+				CASecretRef:          &databasev1.CASecretReference{Name: "s3-ca"}}}
+			m.Spec.Backup = &databasev1.BackupPolicy{Schedule: "0 3 * * *", Storage: storage,
+				BinlogArchive: &databasev1.BinlogArchive{MaxDelay: &metav1.Duration{Duration: 30 * time.Second}},
+				RateLimit:     ptr.To(resource.MustParse("100Mi"))}
+			m.Spec.Restore = &databasev1.RestoreSpec{Storage: storage, Backup: "db-20261201-030000",
+				PointInTime: &metav1.Time{Time: time.Date(2026, 12, 1, 14, 3, 27, 0, time.UTC)}}
 		}),
 		"secret-ref": sample(func(m *databasev1.MySQL) {
 			m.Spec.RootPasswordSecretRef = &databasev1.SecretKeyReference{Name: "corp-root", Key: "pw"}

@@ -19,7 +19,8 @@ var stripFields = applyset.StripForeignManagedFields(vocabulary.FieldManager)
 
 // shardedKinds are the kinds a manager reconciles: a sharded manager
 // caches, and so reconciles, only the objects its selector selects.
-var shardedKinds = []client.Object{&databasev1.MySQL{}, &databasev1.MySQLDatabase{}, &databasev1.MySQLUser{}, &databasev1.MySQLGrant{}}
+var shardedKinds = []client.Object{&databasev1.MySQL{}, &databasev1.MySQLDatabase{}, &databasev1.MySQLUser{}, &databasev1.MySQLGrant{},
+	&databasev1.MySQLBackup{}}
 
 // CacheOptions returns the informer cache options of the manager, from the
 // table of child kinds: children are cached only when they carry the

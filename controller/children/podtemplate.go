@@ -137,17 +137,24 @@ func installAgentContainer(agentImage string) *corev1ac.ContainerApplyConfigurat
 
 func initContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	reportHost := "$(POD_NAME)." + HeadlessServiceName(m) + ".$(POD_NAMESPACE).svc"
+	args := []string{"--data-dir=" + dataDir, "--pod-conf=" + podCnfPath, "--secrets=" + secretsMountPath,
+		"--report-host=" + reportHost, "--engine=" + engineOf(m), "--engine-version=" + m.Spec.Version}
+	mounts := []*corev1ac.VolumeMountApplyConfiguration{mount(DataVolume, dataMountPath, false), mount(runVolume, runMountPath, false),
+		mount(tmpVolume, tmpMountPath, false), mount(agentVolume, agentMountPath, true), mount(secretsVolume, secretsMountPath, true)}
+	if m.Spec.Restore != nil {
+		// Instance 0 restores, and replays binary logs with a server of
+		// its own on the restored copy: it needs my.cnf too.
+		args = append(args, "--restore-dir="+restoreMountPath, "--server-config="+myCnfPath)
+		mounts = append(mounts, mount(restoreVolume, restoreMountPath, true), mount(configVolume, configMountPath, true))
+	}
 	return corev1ac.Container().WithName("init").WithImage(Image(m)).
-		WithCommand(agentCommand("init", "--data-dir="+dataDir, "--pod-conf="+podCnfPath, "--secrets="+secretsMountPath,
-			"--report-host="+reportHost, "--engine="+engineOf(m), "--engine-version="+m.Spec.Version)...).
+		WithCommand(agentCommand("init", args...)...).
 		// A failure's message is the end of its log: what the server or
 		// the check of the image said (see mysql's pod trouble).
 		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithEnv(fieldEnv("POD_NAME", "metadata.name"), fieldEnv("POD_NAMESPACE", "metadata.namespace")).
 		WithSecurityContext(restricted()).
-		WithVolumeMounts(mount(DataVolume, dataMountPath, false), mount(runVolume, runMountPath, false),
-			mount(tmpVolume, tmpMountPath, false), mount(agentVolume, agentMountPath, true),
-			mount(secretsVolume, secretsMountPath, true))
+		WithVolumeMounts(mounts...)
 }
 
 // fieldEnv is an environment variable from the pod's own fields. The
@@ -201,9 +208,18 @@ func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 }
 
 func agentContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
+	args := []string{"--socket=" + socketPath, "--secrets=" + agentSecretMountPath, "--listen=:" + agentPortString,
+		"--data-dir=" + dataDir, "--server-config=" + myCnfPath, "--pid-file=" + pidPath}
+	mounts := []*corev1ac.VolumeMountApplyConfiguration{mount(runVolume, runMountPath, false), mount(agentVolume, agentMountPath, true),
+		mount(agentSecretVolume, agentSecretMountPath, true), mount(DataVolume, dataMountPath, false),
+		mount(configVolume, configMountPath, true), mount(tmpVolume, tmpMountPath, false)}
+	if m.Spec.Backup != nil {
+		// The agent takes backups and archives the binary logs.
+		args = append(args, "--backup-dir="+backupMountPath)
+		mounts = append(mounts, mount(backupVolume, backupMountPath, true))
+	}
 	return corev1ac.Container().WithName("agent").WithImage(Image(m)).
-		WithCommand(agentCommand("serve", "--socket="+socketPath, "--secrets="+agentSecretMountPath,
-			"--listen=:"+agentPortString, "--data-dir="+dataDir, "--server-config="+myCnfPath, "--pid-file="+pidPath)...).
+		WithCommand(agentCommand("serve", args...)...).
 		WithPorts(corev1ac.ContainerPort().WithName(agentPortName).WithContainerPort(AgentPort).WithProtocol(corev1.ProtocolTCP)).
 		WithResources(corev1ac.ResourceRequirements().WithRequests(corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
@@ -211,9 +227,7 @@ func agentContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 		WithSecurityContext(restricted()).
 		// The data volume: the agent streams backups of it and unpacks
 		// seeds beside the data directory; tmp: mariadb-backup's files.
-		WithVolumeMounts(mount(runVolume, runMountPath, false), mount(agentVolume, agentMountPath, true),
-			mount(agentSecretVolume, agentSecretMountPath, true), mount(DataVolume, dataMountPath, false),
-			mount(configVolume, configMountPath, true), mount(tmpVolume, tmpMountPath, false))
+		WithVolumeMounts(mounts...)
 }
 
 // podVolumes are the pod's volumes but the data claim. The passwords are
@@ -227,7 +241,7 @@ func podVolumes(m *databasev1.MySQL) []*corev1ac.VolumeApplyConfiguration {
 	operator := func(items ...*corev1ac.KeyToPathApplyConfiguration) *corev1ac.VolumeProjectionApplyConfiguration {
 		return corev1ac.VolumeProjection().WithSecret(corev1ac.SecretProjection().WithName(OperatorSecretName(m)).WithItems(items...))
 	}
-	return []*corev1ac.VolumeApplyConfiguration{
+	return append([]*corev1ac.VolumeApplyConfiguration{
 		corev1ac.Volume().WithName(configVolume).WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(ConfigMapName(m))),
 		corev1ac.Volume().WithName(runVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 		corev1ac.Volume().WithName(tmpVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
@@ -238,7 +252,7 @@ func podVolumes(m *databasev1.MySQL) []*corev1ac.VolumeApplyConfiguration {
 				secretItem(AgentPasswordKey, agent.AgentPasswordFile)))),
 		corev1ac.Volume().WithName(agentSecretVolume).WithProjected(corev1ac.ProjectedVolumeSource().WithDefaultMode(0o440).WithSources(
 			operator(secretItem(AgentPasswordKey, agent.AgentPasswordFile)))),
-	}
+	}, storageVolumes(m)...)
 }
 
 // engineOf is the MySQL's engine, MySQL when the spec leaves it out.

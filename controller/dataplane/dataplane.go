@@ -87,6 +87,9 @@ type Report struct {
 	// takes, with Waiting as its message: its primary is unreachable, or
 	// lost and no failover can be made safely.
 	Reason string
+	// Restore is what the restore that made instance 0 reached, read once
+	// from its agent when status has none yet.
+	Restore *databasev1.RestoreStatus
 }
 
 // Reconcile is the data plane of one reconcile of m, whose pods are pods
@@ -103,6 +106,7 @@ func (d *DataPlane) Reconcile(ctx context.Context, m *databasev1.MySQL, pods []c
 	if err != nil {
 		return rep, err
 	}
+	rep.Restore = readRestore(ctx, m, in, passwords)
 	c, observed := d.clusterOf(m, in), time.Now()
 	if to := rev.handOver(c.CurrentPrimary); to >= 0 {
 		c.RequestedPrimary = to

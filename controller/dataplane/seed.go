@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/example/mysql-operator/agent"
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/controller/children"
@@ -19,6 +21,22 @@ var agentPort = strconv.Itoa(children.AgentPort)
 // agentOf is the client of the agent of instance i.
 func agentOf(in *instances, i int, passwords map[string][]byte) *agent.Client {
 	return agent.NewClient(net.JoinHostPort(in.observed[i].Host, agentPort), string(passwords[children.AgentPasswordKey]))
+}
+
+// readRestore reads, from instance 0's agent, what the restore that made
+// its data reached: once, for a MySQL made from a backup whose status has
+// no restore yet, once instance 0 answers. Nil otherwise, or when the
+// agent cannot say (the next check asks again).
+func readRestore(ctx context.Context, m *databasev1.MySQL, in *instances, passwords map[string][]byte) *databasev1.RestoreStatus {
+	if m.Spec.Restore == nil || m.Status.Restore != nil || len(in.observed) == 0 || !in.observed[0].Reachable {
+		return nil
+	}
+	res, found, err := agentOf(in, 0, passwords).Restored(ctx)
+	if err != nil || !found {
+		return nil
+	}
+	return &databasev1.RestoreStatus{Backup: res.Backup, GTID: res.GTID, ReplayedBinlogs: int32(res.Replayed),
+		CompletionTime: metav1.NewTime(res.Completed)}
 }
 
 // seed copies the donor's data into an empty instance: MySQL clones over

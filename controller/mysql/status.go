@@ -90,6 +90,9 @@ func recordObserved(out *databasev1.MySQL, obs *observation) {
 	}
 	out.Status.CurrentPrimary = obs.db.Primary
 	out.Status.Instances = slices.Clone(obs.db.Instances)
+	if obs.db.Restore != nil {
+		out.Status.Restore = obs.db.Restore
+	}
 }
 
 // notReady says which instance status shows not ready, and why; empty

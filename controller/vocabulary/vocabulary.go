@@ -129,6 +129,13 @@ var eventActions = map[string]struct{ action, eventType string }{
 	EventTopology:        {"Configure", corev1.EventTypeNormal},
 	EventEndOfLife:       {"Check", corev1.EventTypeWarning},
 	EventDriftCorrected:  {"Patch", corev1.EventTypeWarning},
+	EventBackupStarted:   {"Backup", corev1.EventTypeNormal},
+	EventBackupComplete:  {"Backup", corev1.EventTypeNormal},
+	EventBackupFailed:    {"Backup", corev1.EventTypeWarning},
+	EventBackupScheduled: {"Schedule", corev1.EventTypeNormal},
+	EventBackupExpired:   {"Expire", corev1.EventTypeNormal},
+	EventFilesDeleted:    {"Delete", corev1.EventTypeNormal},
+	EventScheduleInvalid: {"Schedule", corev1.EventTypeWarning},
 }
 
 // Event records on obj, through rec, an event of one of the MySQL's
@@ -206,4 +213,57 @@ const (
 	ActionCleanUp = "CleanUp"
 	// ActionReconcile: a reconcile that stalled.
 	ActionReconcile = "Reconcile"
+)
+
+// ---------------------------------------------------------------------------
+// Backups (MySQLBackup, and the schedule on a MySQL): the words of package
+// controller/backup. They also use ReasonSucceeded, ReasonRetrying and
+// ReasonMySQLNotFound above.
+
+// FinalizerBackupFiles holds a MySQLBackup until its files in the storage
+// are deleted.
+const FinalizerBackupFiles = "database.example.com/backup-files"
+
+// Labels of the MySQLBackups.
+const (
+	// LabelBackupOf names the MySQL a MySQLBackup is of.
+	LabelBackupOf = "database.example.com/mysql"
+	// LabelScheduled marks the MySQLBackups the schedule created, which
+	// retention deletes; a backup made by hand is kept until deleted.
+	LabelScheduled = "database.example.com/scheduled"
+)
+
+// Condition reasons of a MySQLBackup.
+const (
+	// ReasonBackupPending: waiting for an instance to take the backup on.
+	ReasonBackupPending = "Pending"
+	// ReasonBackupRunning: the agent streams the backup into the storage.
+	ReasonBackupRunning = "Running"
+	// ReasonNoBackupPolicy: the MySQL has no spec.backup.
+	ReasonNoBackupPolicy = "NoBackupPolicy"
+	// ReasonNoSource: no instance could take the backup in time.
+	ReasonNoSource = "NoSourceInstance"
+	// ReasonBackupFailed: the agent could not take the backup; the
+	// message says why (the storage, the server, the program).
+	ReasonBackupFailed = "BackupFailed"
+	// ReasonDeletingFiles: the backup is deleted, its files not yet.
+	ReasonDeletingFiles = "DeletingFiles"
+)
+
+// Event reasons of the backups.
+const (
+	// EventBackupStarted: an agent started a backup.
+	EventBackupStarted = "BackupStarted"
+	// EventBackupComplete: a backup's manifest is stored.
+	EventBackupComplete = "BackupComplete"
+	// EventBackupFailed: a backup failed.
+	EventBackupFailed = "BackupFailed"
+	// EventBackupScheduled: the schedule created a MySQLBackup.
+	EventBackupScheduled = "BackupScheduled"
+	// EventBackupExpired: retention deleted a MySQLBackup.
+	EventBackupExpired = "BackupExpired"
+	// EventFilesDeleted: a deleted backup's files were deleted.
+	EventFilesDeleted = "FilesDeleted"
+	// EventScheduleInvalid: spec.backup.schedule does not parse.
+	EventScheduleInvalid = "ScheduleInvalid"
 )

@@ -75,6 +75,15 @@ CREATE DATABASE IF NOT EXISTS mysql_operator;
 CREATE TABLE IF NOT EXISTS mysql_operator.heartbeat (id TINYINT UNSIGNED PRIMARY KEY, at TIMESTAMP(6) NOT NULL);
 REPLACE INTO mysql_operator.heartbeat VALUES (1, NOW(6));
 
+-- BinaryLogs
+SHOW BINARY LOGS;
+
+-- BinaryLogDir
+SELECT @@log_bin_basename;
+
+-- RotateBinaryLog
+FLUSH NO_WRITE_TO_BINLOG BINARY LOGS;
+
 -- CreateDatabase
 CREATE DATABASE IF NOT EXISTS `shop``s_db%` CHARACTER SET = ? COLLATE = ?;
 --   args: "utf8mb4", "utf8mb4_unicode_ci"

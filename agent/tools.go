@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"time"
+
+	"github.com/example/mysql-operator/backup"
+	"github.com/example/mysql-operator/dbop"
+)
+
+// tools are an engine's physical backup programs: mariadb-backup and
+// mbstream for MariaDB, Percona's xtrabackup and xbstream for MySQL
+// (golden-tested only: no MySQL server runs here). Their arguments are
+// rendered here, and nowhere else, with golden files (tools_test.go).
+type tools struct {
+	// backup is the backup program, which also prepares a copy.
+	backup string
+	// unpack extracts a stream into a directory.
+	unpack string
+	// section is the backup program's section of an option file.
+	section string
+	// stream is the --stream format.
+	stream string
+	// binlog renders a binary log file as SQL; client runs SQL.
+	binlog, client string
+}
+
+// toolsFor returns the tools of engine.
+func toolsFor(e dbop.Engine) tools {
+	if e == dbop.EngineMariaDB {
+		return tools{backup: "mariadb-backup", unpack: "mbstream", section: "mariadb-backup", stream: "mbstream",
+			binlog: "mariadb-binlog", client: "mariadb"}
+	}
+	return tools{backup: "xtrabackup", unpack: "xbstream", section: "xtrabackup", stream: "xbstream",
+		binlog: "mysqlbinlog", client: "mysql"}
+}
+
+// backupArgs stream a backup to stdout: the account in the option file
+// opts, temporary files in work, and, when lsn is set, the backup's
+// metadata (xtrabackup_info with its binary log position) copied there.
+func (t tools) backupArgs(opts, work, lsn string) []string {
+	args := []string{t.backup, "--defaults-file=" + opts, "--backup", "--stream=" + t.stream, "--target-dir=" + work}
+	if lsn != "" {
+		args = append(args, "--extra-lsndir="+lsn)
+	}
+	return args
+}
+
+// unpackArgs extract a stream read from stdin into dir.
+func (t tools) unpackArgs(dir string) []string {
+	return []string{t.unpack, "-x", "-C", dir}
+}
+
+// prepareArgs make the copy in dir consistent (crash recovery of the
+// copy), with memory for it.
+func (t tools) prepareArgs(dir string) []string {
+	return []string{t.backup, "--prepare", "--use-memory=256M", "--target-dir=" + dir}
+}
+
+// extract unpacks the stream r into dir.
+func (t tools) extract(r io.Reader, dir string) error {
+	args := t.unpackArgs(dir)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin = r
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s -x: %w: %s", t.unpack, err, tail(out))
+	}
+	return nil
+}
+
+// prepare makes the copy in dir consistent.
+func (t tools) prepare(dir string) error {
+	args := t.prepareArgs(dir)
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s --prepare: %w: %s", t.backup, err, tail(out))
+	}
+	return nil
+}
+
+// replayArgs render step's window of the binary log file: from after
+// step.After to step.Stop (inclusive) or before step.StopTime, in UTC.
+func (t tools) replayArgs(step backup.Step, file string) []string {
+	args := []string{t.binlog, "--start-position=" + step.After}
+	if step.Stop != "" {
+		args = append(args, "--stop-position="+step.Stop)
+	}
+	if step.StopTime != nil {
+		args = append(args, "--stop-datetime="+step.StopTime.UTC().Format(time.DateTime))
+	}
+	return append(args, file)
+}
+
+// clientArgs run the client with the option file opts, for a binary log's
+// rendering.
+func (t tools) clientArgs(opts string) []string {
+	return []string{t.client, "--defaults-file=" + opts, "--binary-mode"}
+}
