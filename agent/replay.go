@@ -124,9 +124,15 @@ func (c Config) startReplayServer(ctx context.Context, server string, v dbop.Ver
 	defer os.Remove(initFile) // read at start: gone once root logs in
 	run := filepath.Dir(c.Socket)
 	s := &replayServer{socket: filepath.Join(run, "restore.sock"), root: boot.RootPassword, done: make(chan struct{})}
-	s.cmd = exec.Command(server, "--defaults-file="+c.ServerConfig, "--datadir="+dir, "--socket="+s.socket,
-		"--pid-file="+filepath.Join(run, "restore.pid"), "--skip-networking", "--read-only=OFF", "--skip-slave-start",
-		"--init-file="+initFile)
+	args := []string{"--defaults-file=" + c.ServerConfig, "--datadir=" + dir, "--socket=" + s.socket,
+		"--pid-file=" + filepath.Join(run, "restore.pid"), "--skip-networking", "--read-only=OFF", "--skip-slave-start",
+		"--init-file=" + initFile}
+	if os.Geteuid() == 0 {
+		// The pods run as mysql; a server started by root (the agent's
+		// tests) must be told it may.
+		args = append(args, "--user=root")
+	}
+	s.cmd = exec.Command(server, args...)
 	s.cmd.Stdout, s.cmd.Stderr = os.Stderr, os.Stderr
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the restore's server: %w", err)
