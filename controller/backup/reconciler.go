@@ -197,6 +197,12 @@ func (r *Reconciler) finalize(ctx context.Context, b *databasev1.MySQLBackup) (c
 	}
 	if s := b.Status.Storage; s != nil {
 		store, err := openStore(ctx, r.APIReader, b.Namespace, *s)
+		if apierrors.IsNotFound(err) {
+			// The credentials are gone (a namespace being deleted goes
+			// with its Secrets): the files stay, and the backup goes.
+			vocabulary.Event(r.Recorder, b, vocabulary.EventFilesKept, "the files at %s are kept: %v", b.Status.Location, err)
+			return r.release(ctx, b)
+		}
 		if err == nil {
 			err = deleteFiles(ctx, store, b.Name)
 		}
@@ -210,6 +216,11 @@ func (r *Reconciler) finalize(ctx context.Context, b *databasev1.MySQLBackup) (c
 		}
 		vocabulary.Event(r.Recorder, b, vocabulary.EventFilesDeleted, "deleted the files at %s", b.Status.Location)
 	}
+	return r.release(ctx, b)
+}
+
+// release removes the finalizer: the backup goes.
+func (r *Reconciler) release(ctx context.Context, b *databasev1.MySQLBackup) (ctrl.Result, error) {
 	patch := client.MergeFrom(b.DeepCopy())
 	controllerutil.RemoveFinalizer(b, vocabulary.FinalizerBackupFiles)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, b, patch))

@@ -135,6 +135,7 @@ var eventActions = map[string]struct{ action, eventType string }{
 	EventBackupScheduled: {"Schedule", corev1.EventTypeNormal},
 	EventBackupExpired:   {"Expire", corev1.EventTypeNormal},
 	EventFilesDeleted:    {"Delete", corev1.EventTypeNormal},
+	EventFilesKept:       {"Delete", corev1.EventTypeWarning},
 	EventScheduleInvalid: {"Schedule", corev1.EventTypeWarning},
 }
 
@@ -264,6 +265,9 @@ const (
 	EventBackupExpired = "BackupExpired"
 	// EventFilesDeleted: a deleted backup's files were deleted.
 	EventFilesDeleted = "FilesDeleted"
+	// EventFilesKept: a deleted backup's files were kept, since the
+	// credentials to delete them are gone.
+	EventFilesKept = "FilesKept"
 	// EventScheduleInvalid: spec.backup.schedule does not parse.
 	EventScheduleInvalid = "ScheduleInvalid"
 )

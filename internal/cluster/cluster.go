@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/example/mysql-operator/internal/s3test"
 	"github.com/example/mysql-operator/internal/testenv"
 )
 
@@ -77,6 +78,8 @@ type Cluster struct {
 	record *nodeRecord
 	// stopStorage stops the volume provisioner of the real node and KWOK.
 	stopStorage func()
+	// S3 is the real node's S3 server (versitygw); nil without a real node.
+	S3 *s3test.Server
 }
 
 // Start starts every component in order and waits for each to be ready. On
@@ -157,7 +160,7 @@ func (c *Cluster) steps() []step {
 	}
 	if c.opts.RealNode {
 		steps = append(steps, step{"containerd", c.startContainerd}, step{"coredns", c.startCoreDNS},
-			step{"kubelet", c.startKubelet}, step{"kube-proxy", c.startKubeProxy})
+			step{"kubelet", c.startKubelet}, step{"kube-proxy", c.startKubeProxy}, step{"s3", c.startS3})
 	}
 	if c.opts.RealNode || c.opts.Nodes > 0 {
 		steps = append(steps, step{"storage", c.startStorage})
@@ -185,6 +188,7 @@ func (c *Cluster) Stop() {
 		m.Stop()
 	}
 	c.managers = nil
+	c.stopS3()
 	if c.stopStorage != nil {
 		c.stopStorage()
 		c.stopStorage = nil
