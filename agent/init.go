@@ -21,9 +21,9 @@ func Init(c Config, hostname string) error {
 	if err := c.WritePodConf(hostname); err != nil {
 		return err
 	}
-	server, err := lookPath("mariadbd", "mysqld")
+	server, err := ServerBinary()
 	if err != nil {
-		return fmt.Errorf("the image has no database server: %w", err)
+		return err
 	}
 	v, err := serverVersion(server)
 	if err != nil {
@@ -66,6 +66,15 @@ func Init(c Config, hostname string) error {
 		return fmt.Errorf("initialise the data directory: %w", err)
 	}
 	return os.Rename(tmp, c.DataDir)
+}
+
+// ServerBinary is the image's database server.
+func ServerBinary() (string, error) {
+	server, err := lookPath("mariadbd", "mysqld")
+	if err != nil {
+		return "", fmt.Errorf("the image has no database server: %w", err)
+	}
+	return server, nil
 }
 
 // checkServer says what the image holds when its server is not the engine

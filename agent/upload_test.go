@@ -13,6 +13,7 @@ import (
 
 	"github.com/example/mysql-operator/backup"
 	"github.com/example/mysql-operator/dbop"
+	"github.com/example/mysql-operator/internal/dbtest"
 	"github.com/example/mysql-operator/internal/workload"
 	"github.com/example/mysql-operator/objstore"
 	"github.com/example/mysql-operator/topology"
@@ -49,6 +50,9 @@ func TestBackupRestore(t *testing.T) {
 		t.Fatalf("a complete backup asked again: %+v, %v; want the same manifest", again, err)
 	}
 
+	if msg, err := verifyIn(t, in, "b1"); err != nil || !strings.Contains(msg, "started at GTID "+m.GTID) {
+		t.Errorf("verify: %q, %v", msg, err)
+	}
 	restored, pw, err := restoreInto(t, storage, backup.Target{}, in.server)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +74,15 @@ func TestBackupRestore(t *testing.T) {
 	if err := openDB(t, restored, dbop.AdminUser, in.pw.AdminPassword).Ping(); err == nil {
 		t.Error("the source's admin password logs in to the restored server")
 	}
+}
+
+// verifyIn verifies backup name as a scratch pod would: an empty data
+// directory, the MySQL's storage.
+func verifyIn(t *testing.T, in *instance, name string) (string, error) {
+	dir := t.TempDir()
+	c := Config{DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
+		ServerConfig: filepath.Join(in.server.Dir, "my.cnf"), BackupDir: in.c.BackupDir}
+	return c.Verify(context.Background(), name, dbtest.Binary(t, "mariadbd"))
 }
 
 // TestBackupRefusesAnotherOwner: a prefix holds one MySQL's history.
@@ -117,6 +130,9 @@ func TestRestoreRefusesDamage(t *testing.T) {
 	if err := restoreIntoErr(t, storage, backup.Target{}, in); err == nil ||
 		!strings.Contains(err.Error(), "backups/b1/backup.xbstream.zst is corrupt") {
 		t.Errorf("a corrupt stream: %v", err)
+	}
+	if _, err := verifyIn(t, in, "b1"); err == nil || !strings.Contains(err.Error(), "is corrupt") {
+		t.Errorf("verify of a corrupt stream: %v", err)
 	}
 	if err := os.Remove(object); err != nil {
 		t.Fatal(err)

@@ -105,7 +105,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := s.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the mysqldatabase, mysqluser and mysqlgrant controllers: %w", err)
 	}
-	b := &backup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder}
+	b := &backup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, AgentImage: o.AgentImage}
 	if err := b.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the mysqlbackup controller: %w", err)
 	}

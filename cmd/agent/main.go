@@ -2,7 +2,9 @@
 // agent): `agent install DEST` copies it into a volume shared with
 // the database's containers, `agent init` prepares the data directory,
 // `agent exec-server -- SERVER ARGS` swaps in a prepared seed and becomes
-// the server, `agent serve` answers the kubelet's probes and seeds.
+// the server, `agent serve` answers the kubelet's probes and seeds, and
+// `agent verify --backup NAME` restores a backup in a scratch pod to prove
+// it restorable.
 package main
 
 import (
@@ -18,7 +20,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: agent install DEST | init [flags] | exec-server [flags] -- SERVER ARGS | serve [flags]")
+		fmt.Fprintln(os.Stderr, "usage: agent install DEST | init [flags] | exec-server [flags] -- SERVER ARGS | serve [flags] | verify --backup NAME [flags]")
 		os.Exit(2)
 	}
 	if err := run(os.Args[1], os.Args[2:]); err != nil {
@@ -48,6 +50,8 @@ func run(cmd string, args []string) error {
 	fs.StringVar(&c.EngineVersion, "engine-version", "", "The major.minor version the spec names: init refuses an image of another.")
 	fs.StringVar(&c.BackupDir, "backup-dir", "", "The storage directory of the MySQL's backups; empty when it has none.")
 	fs.StringVar(&c.RestoreDir, "restore-dir", "", "The storage directory of the backup a new MySQL is made from; empty when none.")
+	verifyBackup := fs.String("backup", "", "verify: the backup to restore and check.")
+	result := fs.String("result", "/dev/termination-log", "verify: where to write the result.")
 	maxLag := fs.Int64("max-lag", 30, "The most seconds a replica may lag and be ready.")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -59,6 +63,16 @@ func run(cmd string, args []string) error {
 			return err
 		}
 		return agent.Init(c, host)
+	case "verify":
+		server, err := agent.ServerBinary()
+		if err != nil {
+			return err
+		}
+		msg, err := c.Verify(context.Background(), *verifyBackup, server)
+		if err == nil {
+			fmt.Println(msg)
+		}
+		return agent.WriteResult(*result, msg, err)
 	case "exec-server":
 		return agent.ExecServer(c, fs.Args())
 	case "serve":

@@ -45,6 +45,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// SourceWait is how long a backup may wait to start; DefaultSourceWait when 0.
 	SourceWait time.Duration
+	// AgentImage is the image the scratch pods of verification copy the agent from.
+	AgentImage string
 }
 
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqlbackups,verbs=get;list;watch;create;delete;patch
@@ -52,7 +54,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqlbackups/finalizers,verbs=update
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqls,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch;delete
 
 // Reconcile moves one backup a step: start it on an instance, follow it
 // to its end, or delete its files once it is deleted.
@@ -64,7 +66,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !b.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, b)
 	}
-	if finished(b) {
+	if b.Status.Phase == databasev1.BackupFailed {
 		return ctrl.Result{}, nil
 	}
 	if !controllerutil.ContainsFinalizer(b, vocabulary.FinalizerBackupFiles) {
@@ -89,10 +91,17 @@ func (r *Reconciler) advance(ctx context.Context, b *databasev1.MySQLBackup) (ct
 	m := &databasev1.MySQL{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.MySQLRef.Name}, m)
 	switch {
+	case apierrors.IsNotFound(err) && b.Status.Phase == databasev1.BackupComplete:
+		return ctrl.Result{}, nil // nothing to verify with
 	case apierrors.IsNotFound(err):
 		return r.wait(b, vocabulary.ReasonMySQLNotFound, "MySQL %s does not exist in namespace %s", b.Spec.MySQLRef.Name, b.Namespace)
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("get MySQL %s: %w", b.Spec.MySQLRef.Name, err)
+	case b.Status.Phase == databasev1.BackupComplete:
+		if wantsVerify(b, m) {
+			return r.verify(ctx, b, m)
+		}
+		return ctrl.Result{}, nil
 	case m.Spec.Backup == nil:
 		markFailed(b, vocabulary.ReasonNoBackupPolicy, "MySQL %s has no spec.backup: it names no storage to back up to", m.Name)
 		return ctrl.Result{}, nil

@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -20,6 +21,7 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager) error
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("mysqlbackup").
 		For(&databasev1.MySQLBackup{}).
+		Owns(&corev1.Pod{}).
 		Complete(r)
 }
 

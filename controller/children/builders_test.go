@@ -89,7 +89,12 @@ func TestBuildersGolden(t *testing.T) {
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out []byte
-			for _, child := range []any{RootSecret(m, []byte("not-a-real-password")), OperatorSecret(m, testPasswords), ConfigMap(m), HeadlessService(m), Service(m), StatefulSet(m, testAgentImage), PodDisruptionBudget(m)} {
+			all := []any{RootSecret(m, []byte("not-a-real-password")), OperatorSecret(m, testPasswords), ConfigMap(m), HeadlessService(m), Service(m), StatefulSet(m, testAgentImage), PodDisruptionBudget(m)}
+			if m.Spec.Backup != nil {
+				b := &databasev1.MySQLBackup{ObjectMeta: metav1.ObjectMeta{Name: "db-20261201-0300", Namespace: m.Namespace, UID: "0c5d7a4e-2222"}}
+				all = append(all, VerifyPod(m, b, testAgentImage))
+			}
+			for _, child := range all {
 				b, err := yaml.Marshal(child)
 				if err != nil {
 					t.Fatal(err)

@@ -132,6 +132,7 @@ var eventActions = map[string]struct{ action, eventType string }{
 	EventBackupStarted:   {"Backup", corev1.EventTypeNormal},
 	EventBackupComplete:  {"Backup", corev1.EventTypeNormal},
 	EventBackupFailed:    {"Backup", corev1.EventTypeWarning},
+	EventBackupVerified:  {"Verify", corev1.EventTypeNormal},
 	EventBackupScheduled: {"Schedule", corev1.EventTypeNormal},
 	EventBackupExpired:   {"Expire", corev1.EventTypeNormal},
 	EventFilesDeleted:    {"Delete", corev1.EventTypeNormal},
@@ -247,6 +248,8 @@ const (
 	// ReasonBackupFailed: the agent could not take the backup; the
 	// message says why (the storage, the server, the program).
 	ReasonBackupFailed = "BackupFailed"
+	// ReasonVerifyFailed: the backup did not restore in its scratch pod.
+	ReasonVerifyFailed = "VerifyFailed"
 	// ReasonDeletingFiles: the backup is deleted, its files not yet.
 	ReasonDeletingFiles = "DeletingFiles"
 )
@@ -257,6 +260,9 @@ const (
 	EventBackupStarted = "BackupStarted"
 	// EventBackupComplete: a backup's manifest is stored.
 	EventBackupComplete = "BackupComplete"
+	// EventBackupVerified: a backup was restored in a scratch pod; the
+	// message says how it went.
+	EventBackupVerified = "BackupVerified"
 	// EventBackupFailed: a backup failed.
 	EventBackupFailed = "BackupFailed"
 	// EventBackupScheduled: the schedule created a MySQLBackup.
