@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
@@ -52,6 +53,13 @@ type archiver struct {
 	pendingSince time.Time
 	// head is when the head was last written.
 	head time.Time
+	// store is the storage's client, kept while its config is the same:
+	// an idle round sends it nothing.
+	store    *objstore.Store
+	storeCfg objstore.Config
+	// listed says the files were listed in this tenure: while the archive
+	// holds the server's position, a round does not list them again.
+	listed bool
 }
 
 // status returns the archive's state.
@@ -115,17 +123,38 @@ func (a *archiver) round(ctx context.Context, cfg backup.PodConfig) error {
 		a.endTenure()
 		return nil
 	}
-	store, err := openStore(ctx, cfg.Storage)
+	store, err := a.storeOf(ctx, cfg.Storage)
 	if err != nil {
 		return err
 	}
 	if err := a.beginTenure(ctx, store, cfg.Owner); err != nil {
 		return err
 	}
-	if err := a.archiveClosed(ctx, db, store); err != nil {
+	current, err := topology.ParseMariaDBGTIDSet(st.GTIDBinlogState)
+	if err != nil {
 		return err
 	}
-	return a.rotateOrHead(ctx, db, store, st, time.Duration(cfg.ArchiveMaxDelay))
+	if a.status().Position != current.String() || !a.listed {
+		if err := a.archiveClosed(ctx, db, store); err != nil {
+			return err
+		}
+		a.listed = true
+	}
+	return a.rotateOrHead(ctx, db, store, current, time.Duration(cfg.ArchiveMaxDelay))
+}
+
+// storeOf returns the client of cfg, made (and its bucket checked) when
+// the config changed.
+func (a *archiver) storeOf(ctx context.Context, cfg objstore.Config) (*objstore.Store, error) {
+	if a.store != nil && reflect.DeepEqual(cfg, a.storeCfg) {
+		return a.store, nil
+	}
+	s, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.store, a.storeCfg = s, cfg
+	return s, nil
 }
 
 // endTenure forgets the tenure: the server is not the primary.
@@ -136,7 +165,7 @@ func (a *archiver) endTenure() {
 		a.log.Info("binary log archive: tenure ended", "tenure", a.st.Tenure)
 	}
 	a.st = ArchiveStatus{}
-	a.archived, a.pendingSince, a.head = nil, time.Time{}, time.Time{}
+	a.archived, a.pendingSince, a.head, a.listed = nil, time.Time{}, time.Time{}, false
 }
 
 // beginTenure starts a tenure when there is none, once the prefix is this
@@ -191,12 +220,8 @@ func (a *archiver) archiveClosed(ctx context.Context, db *dbop.Instance, store *
 // comes a poll interval later, so the file is closed two intervals and a
 // second (for the upload) before delay. It writes the head once per delay
 // while the archive holds everything.
-func (a *archiver) rotateOrHead(ctx context.Context, db *dbop.Instance, store *objstore.Store, st *dbop.Status, delay time.Duration) error {
+func (a *archiver) rotateOrHead(ctx context.Context, db *dbop.Instance, store *objstore.Store, current topology.MariaDBGTIDSet, delay time.Duration) error {
 	now := time.Now()
-	current, err := topology.ParseMariaDBGTIDSet(st.GTIDBinlogState)
-	if err != nil {
-		return err
-	}
 	a.mu.Lock()
 	caughtUp := current.String() == a.st.Position
 	if caughtUp {

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,11 +20,13 @@ import (
 	"github.com/example/mysql-operator/objstore"
 )
 
-// TestBackupAndPointInTimeRestore backs up a MySQL of two instances on the
-// real node into the cluster's S3 server under a writer, archives its
-// binary logs, drops a table, and restores a new MySQL to the second
-// before the drop: every acknowledged row is there, the table too, and
-// nothing written after. Deleting the backup deletes its files.
+// TestBackupAndPointInTimeRestore backs up a MySQL of three instances on
+// the real node into the cluster's S3 server under a writer (the backup is
+// verified in a scratch pod), fails the primary over while its binary logs
+// are archived, drops a table, and restores a new MySQL of two instances to
+// the second before the drop: every acknowledged row of both primaries'
+// tenures is there, the table too, and nothing written after. Deleting the
+// backup deletes its files.
 func TestBackupAndPointInTimeRestore(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.NewNamespace(t, c.Client)
@@ -30,8 +34,8 @@ func TestBackupAndPointInTimeRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "src", Namespace: ns}, Spec: realNodeSpec(2)}
-	src.Spec.Backup = &databasev1.BackupPolicy{Storage: storage,
+	src := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "src", Namespace: ns}, Spec: realNodeSpec(3)}
+	src.Spec.Backup = &databasev1.BackupPolicy{Storage: storage, Verify: true,
 		BinlogArchive: &databasev1.BinlogArchive{MaxDelay: &metav1.Duration{Duration: 5 * time.Second}}}
 	if err := c.Client.Create(ctx, src); err != nil {
 		t.Fatal(err)
@@ -47,10 +51,20 @@ func TestBackupAndPointInTimeRestore(t *testing.T) {
 	if gap >= time.Second {
 		t.Errorf("the writer paused %s during the backup, want under 1s", gap)
 	}
-	if b.Status.Instance != "src-1" || b.Status.GTID == "" || len(b.Status.Files) != 1 || b.Status.SizeBytes == 0 {
-		t.Errorf("backup status %+v: want one file taken on the replica src-1 at a GTID", b.Status)
+	if b.Status.Instance == "src-0" || b.Status.GTID == "" || len(b.Status.Files) != 1 || b.Status.SizeBytes == 0 {
+		t.Errorf("backup status %+v: want one file taken on a replica at a GTID", b.Status)
 	}
+	eventually(t, "the backup to be verified", func(ctx context.Context) (bool, error) {
+		err := c.Client.Get(ctx, key(ns, b.Name), b)
+		v := meta.FindStatusCondition(b.Status.Conditions, databasev1.ConditionVerified)
+		if v != nil && v.Status != metav1.ConditionTrue {
+			t.Fatalf("the backup did not verify: %s", v.Message)
+		}
+		return v != nil, err
+	})
+	t.Logf("verified: %s", meta.FindStatusCondition(b.Status.Conditions, databasev1.ConditionVerified).Message)
 
+	failOver(t, ns, "src", w)
 	db := rootDB(t, ns, "src", "src-primary")
 	mustExec(t, db, "CREATE TABLE shop.t (n INT PRIMARY KEY)")
 	for n := 1; n <= 50; n++ {
@@ -61,9 +75,13 @@ func TestBackupAndPointInTimeRestore(t *testing.T) {
 	mustExec(t, db, "DROP TABLE shop.t")
 	mustExec(t, db, "CREATE TABLE shop.later (n INT)")
 	store := bucketStore(t, storage)
-	eventually(t, "the archive to hold the drop", func(ctx context.Context) (bool, error) {
+	eventually(t, "the archive to hold the drop, in two tenures", func(ctx context.Context) (bool, error) {
 		_, segs, err := backup.Catalog(ctx, store)
-		return slices.ContainsFunc(segs, func(s backup.Segment) bool { return !s.IsHead() && !s.Last.Before(drop) }), err
+		tenures := map[string]bool{}
+		for _, s := range segs {
+			tenures[s.Tenure] = true
+		}
+		return len(tenures) >= 2 && slices.ContainsFunc(segs, func(s backup.Segment) bool { return !s.IsHead() && !s.Last.Before(drop) }), err
 	})
 
 	restored := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "restored", Namespace: ns}, Spec: realNodeSpec(2)}
@@ -101,6 +119,32 @@ func TestBackupAndPointInTimeRestore(t *testing.T) {
 		return len(left) == 0, err
 	})
 }
+
+// failOver loses the primary of name (its pod force-deleted while the node
+// takes no new pod) under the writer w, and waits until writes go on on
+// another instance; the node then takes the pod back.
+func failOver(t *testing.T, ns, name string, w *writer) {
+	t.Helper()
+	ctx := context.Background()
+	old := getMySQL(t, ns, name).Status.CurrentPrimary
+	pod := &corev1.Pod{}
+	if err := c.Client.Get(ctx, key(ns, old), pod); err != nil {
+		t.Fatal(err)
+	}
+	holdNode(t, true)
+	if err := c.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.KillContainer(pod, "mysql")
+	killed := time.Now()
+	eventually(t, "writes on a new primary", func(context.Context) (bool, error) {
+		_, ok := w.Recovered(killed)
+		return ok && getMySQL(t, ns, name).Status.CurrentPrimary != old, nil
+	})
+	holdNode(t, false)
+	t.Logf("failed over from %s to %s", old, getMySQL(t, ns, name).Status.CurrentPrimary)
+}
+
 
 // takeBackup creates a MySQLBackup of mysql and waits until it completes.
 func takeBackup(t *testing.T, ns, mysql, name string) *databasev1.MySQLBackup {
