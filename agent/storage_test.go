@@ -22,7 +22,7 @@ import (
 // instance is a real MariaDB server with the operator's accounts, and the
 // agent's Config of it.
 type instance struct {
-	t      *testing.T
+	t      testing.TB
 	server *dbtest.Server
 	c      Config
 	pw     dbop.BootstrapConfig
@@ -30,7 +30,7 @@ type instance struct {
 
 // startInstance starts a server bootstrapped with passwords pw (a suffix
 // makes them this instance's own), with its password files.
-func startInstance(t *testing.T, suffix string) *instance {
+func startInstance(t testing.TB, suffix string, config ...string) *instance {
 	t.Helper()
 	pw := dbop.BootstrapConfig{RootPassword: "root'" + suffix, AdminPassword: "admin;" + suffix,
 		ReplPassword: "repl" + suffix, AgentPassword: "agent%" + suffix}
@@ -38,13 +38,13 @@ func startInstance(t *testing.T, suffix string) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := dbtest.Start(t, 1, dbtest.Config{Bootstrap: boot})[0]
+	s := dbtest.Start(t, 1, dbtest.Config{Bootstrap: boot, ExtraConfig: config})[0]
 	return &instance{t: t, server: s, pw: pw, c: Config{DataDir: s.DataDir, Socket: s.Socket,
 		Secrets: writeSecrets(t, pw), ServerConfig: filepath.Join(s.Dir, "my.cnf"), ReportHost: "db-0.db.ns.svc"}}
 }
 
 // writeSecrets writes the password files of pw.
-func writeSecrets(t *testing.T, pw dbop.BootstrapConfig) string {
+func writeSecrets(t testing.TB, pw dbop.BootstrapConfig) string {
 	dir := t.TempDir()
 	for name, v := range map[string]string{RootPasswordFile: pw.RootPassword, AdminPasswordFile: pw.AdminPassword,
 		ReplPasswordFile: pw.ReplPassword, AgentPasswordFile: pw.AgentPassword} {
@@ -57,7 +57,7 @@ func writeSecrets(t *testing.T, pw dbop.BootstrapConfig) string {
 
 // storageDir writes a storage directory: file holding v as JSON, and the
 // credentials of cfg.
-func storageDir(t *testing.T, file string, v any, cfg objstore.Config) string {
+func storageDir(t testing.TB, file string, v any, cfg objstore.Config) string {
 	dir := t.TempDir()
 	for name, content := range map[string][]byte{file: backup.Marshal(v),
 		objstore.AccessKeyIDFile: []byte(cfg.AccessKeyID), objstore.SecretAccessKeyFile: []byte(cfg.SecretAccessKey + "\n")} {
@@ -74,7 +74,7 @@ func (in *instance) db() *sql.DB {
 }
 
 // openDB opens s as user.
-func openDB(t *testing.T, s *dbtest.Server, user, password string) *sql.DB {
+func openDB(t testing.TB, s *dbtest.Server, user, password string) *sql.DB {
 	t.Helper()
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.InterpolateParams = user, password, "tcp", s.Addr(), true
@@ -88,7 +88,7 @@ func openDB(t *testing.T, s *dbtest.Server, user, password string) *sql.DB {
 }
 
 // execSQL runs statements, failing the test on an error.
-func execSQL(t *testing.T, db *sql.DB, stmts ...string) {
+func execSQL(t testing.TB, db *sql.DB, stmts ...string) {
 	t.Helper()
 	for _, s := range stmts {
 		if _, err := db.Exec(s); err != nil {
@@ -98,7 +98,7 @@ func execSQL(t *testing.T, db *sql.DB, stmts ...string) {
 }
 
 // scalar reads one value.
-func scalar(t *testing.T, db *sql.DB, query string) string {
+func scalar(t testing.TB, db *sql.DB, query string) string {
 	t.Helper()
 	var v sql.NullString
 	if err := db.QueryRow(query).Scan(&v); err != nil {
@@ -108,7 +108,7 @@ func scalar(t *testing.T, db *sql.DB, query string) string {
 }
 
 // insertRows inserts rows from..to into shop.t, one transaction each.
-func insertRows(t *testing.T, db *sql.DB, from, to int) {
+func insertRows(t testing.TB, db *sql.DB, from, to int) {
 	t.Helper()
 	for n := from; n <= to; n++ {
 		execSQL(t, db, "INSERT INTO shop.t VALUES ("+strconv.Itoa(n)+")")
@@ -126,7 +126,7 @@ func (in *instance) withBackups(storage objstore.Config, delay time.Duration) {
 
 // restoreInto restores target from storage into a new data directory with
 // the passwords of a new MySQL, then starts a server on it.
-func restoreInto(t *testing.T, storage objstore.Config, target backup.Target, server *dbtest.Server) (*dbtest.Server, dbop.BootstrapConfig, error) {
+func restoreInto(t testing.TB, storage objstore.Config, target backup.Target, server *dbtest.Server) (*dbtest.Server, dbop.BootstrapConfig, error) {
 	t.Helper()
 	pw := dbop.BootstrapConfig{RootPassword: "new-root", AdminPassword: "new-admin", ReplPassword: "new-repl", AgentPassword: "new-agent"}
 	dir := t.TempDir()
@@ -154,7 +154,7 @@ func restoreInto(t *testing.T, storage objstore.Config, target backup.Target, se
 }
 
 // newStore is the store of cfg.
-func newStore(t *testing.T, cfg objstore.Config) *objstore.Store {
+func newStore(t testing.TB, cfg objstore.Config) *objstore.Store {
 	s, err := objstore.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func newStore(t *testing.T, cfg objstore.Config) *objstore.Store {
 }
 
 // startS3 starts versitygw with a bucket and returns the config of a prefix in it.
-func startS3(t *testing.T) (*s3test.Server, objstore.Config) {
+func startS3(t testing.TB) (*s3test.Server, objstore.Config) {
 	s := s3test.Start(t)
 	return s, s.Bucket(t, "backups", "mysql/db")
 }

@@ -233,7 +233,7 @@ func nextSecond(t *testing.T) time.Time {
 }
 
 // position is the position (highest GTID per domain) of a GTID list.
-func position(t *testing.T, gtids string) string {
+func position(t testing.TB, gtids string) string {
 	s, err := topology.ParseMariaDBGTIDSet(gtids)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func position(t *testing.T, gtids string) string {
 }
 
 // canonical is a GTID list as the archive prints it.
-func canonical(t *testing.T, gtids string) string {
+func canonical(t testing.TB, gtids string) string {
 	s, err := topology.ParseMariaDBGTIDSet(gtids)
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func canonical(t *testing.T, gtids string) string {
 }
 
 // atoi parses a count.
-func atoi(t *testing.T, s string) int {
+func atoi(t testing.TB, s string) int {
 	n := 0
 	for _, r := range s {
 		if r < '0' || r > '9' {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 
 	"github.com/minio/minio-go/v7"
@@ -76,7 +77,11 @@ func (s *Store) describe(op string, err error) error {
 		return &Error{Op: op, Kind: NoBucket, Detail: fmt.Sprintf("bucket %q does not exist at %s", s.cfg.Bucket, s.cfg.Endpoint)}
 	case minio.NoSuchKey, "NotFound":
 		return &Error{Op: op, Kind: NotFound, Detail: "no such object in " + s.cfg.Location()}
-	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidSecurity", "ExpiredToken":
+	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidSecurity", "ExpiredToken",
+		"XAdminUserNotFound": // versitygw's unknown access key
+		return &Error{Op: op, Kind: Denied, Detail: fmt.Sprintf("%s refused the credentials: %s (%s)", s.cfg.Endpoint, resp.Code, resp.Message)}
+	}
+	if resp.StatusCode == http.StatusForbidden {
 		return &Error{Op: op, Kind: Denied, Detail: fmt.Sprintf("%s refused the credentials: %s (%s)", s.cfg.Endpoint, resp.Code, resp.Message)}
 	}
 	return &Error{Op: op, Kind: Failed, Detail: fmt.Sprintf("%s answered %s: %s", s.cfg.Endpoint, resp.Code, resp.Message)}

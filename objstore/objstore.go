@@ -158,7 +158,7 @@ func (s *Store) Check(ctx context.Context) error {
 		return s.describe("check the bucket", err)
 	}
 	if !ok {
-		return fmt.Errorf("bucket %q does not exist at %s", s.cfg.Bucket, s.cfg.Endpoint)
+		return &Error{Op: "check the bucket", Kind: NoBucket, Detail: fmt.Sprintf("bucket %q does not exist at %s", s.cfg.Bucket, s.cfg.Endpoint)}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -34,8 +35,18 @@ type Server struct {
 	// Dir holds the buckets, one directory each.
 	Dir string
 
-	cmd  *exec.Cmd
-	done chan struct{}
+	cmd       *exec.Cmd
+	done      chan struct{}
+	accessLog string
+}
+
+// Requests counts the requests the access log holds (Options.AccessLog).
+func (s *Server) Requests() (int, error) {
+	data, err := os.ReadFile(s.accessLog)
+	if err != nil {
+		return 0, err
+	}
+	return strings.Count(string(data), "\n"), nil
 }
 
 // Options say where a server listens and keeps its files.
@@ -48,6 +59,8 @@ type Options struct {
 	Dir string
 	// Binary is versitygw; bin/versitygw of the repository when empty.
 	Binary string
+	// AccessLog logs every request to access.log in Dir (Server.Requests).
+	AccessLog bool
 }
 
 // Run starts a server; Stop stops it. It fails when the binary is missing:
@@ -88,7 +101,12 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 
 // start launches the binary on port and waits until it answers.
 func (s *Server) start(ctx context.Context, o Options, port int) error {
-	args := []string{"--port", net.JoinHostPort(o.Host, strconv.Itoa(port)), "--quiet", "posix"}
+	args := []string{"--port", net.JoinHostPort(o.Host, strconv.Itoa(port)), "--quiet"}
+	if o.AccessLog {
+		s.accessLog = filepath.Join(o.Dir, "access.log")
+		args = append(args, "--access-log", s.accessLog)
+	}
+	args = append(args, "posix")
 	if !userXattrs(s.Dir) {
 		sidecar := filepath.Join(o.Dir, "sidecar")
 		if err := os.MkdirAll(sidecar, 0o700); err != nil {
