@@ -108,3 +108,29 @@ func TestNewPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestPrunable: only files wholly before the oldest backup kept, in
+// position and in time, may go.
+func TestPrunable(t *testing.T) {
+	oldest := &Manifest{Name: "b", GTID: "0-1-30", Start: at(100), End: at(110)}
+	segs := []Segment{
+		seg("A", "a.1", "0-1-0", "0-1-20", 50),                                            // before: goes
+		seg("A", "a.2", "0-1-20", "0-1-30", 60),                                           // ends at the backup's position: stays
+		seg("A", "a.3", "0-1-20", "0-1-25", 105),                                          // written while the backup ran: stays
+		{Tenure: "A", BinlogFile: HeadFile, Start: "0-1-10", End: "0-1-10", Last: at(40)}, // an old head: goes
+		seg("B", "b.1", "0-1-30", "0-2-40", 200),
+	}
+	var got []string
+	for _, s := range Prunable(oldest, segs) {
+		got = append(got, s.Tenure+"/"+s.BinlogFile)
+	}
+	if strings.Join(got, " ") != "A/a.1 A/head" {
+		t.Errorf("prunable %v, want A/a.1 A/head", got)
+	}
+	if Prunable(nil, segs) != nil || Prunable(&Manifest{GTID: "0-1-5,1-1-5"}, segs) != nil {
+		t.Error("pruned without one backup of one domain")
+	}
+	if keys := SegmentKeys(segs[0]); strings.Join(keys, " ") != "a.1 binlogs/A/a.1.json" {
+		t.Errorf("keys %v", keys)
+	}
+}

@@ -109,7 +109,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := b.SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the mysqlbackup controller: %w", err)
 	}
-	if err := (&backup.Scheduler{Client: mgr.GetClient(), Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
+	if err := (&backup.Scheduler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the backup schedule: %w", err)
 	}
 	return nil

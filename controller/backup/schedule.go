@@ -27,6 +27,8 @@ const maxSlots = 100000
 // deletes the scheduled ones its retention lets go.
 type Scheduler struct {
 	client.Client
+	// APIReader reads the storage's Secrets, to prune the archive.
+	APIReader client.Reader
 	// Recorder records the schedule's events on the MySQL.
 	Recorder events.EventRecorder
 	// now is the clock; time.Now when nil.
@@ -68,7 +70,12 @@ func (s *Scheduler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		}
 		result.RequeueAfter = max(next.Sub(now), time.Second)
 	}
-	return result, s.expire(ctx, m, expired(m.Spec.Backup.Retention, list.Items, now))
+	gone := expired(m.Spec.Backup.Retention, list.Items, now)
+	if err := s.expire(ctx, m, gone); err != nil || len(gone) == 0 {
+		return result, err
+	}
+	kept := slices.DeleteFunc(slices.Clone(list.Items), func(b databasev1.MySQLBackup) bool { return slices.Contains(gone, b.Name) })
+	return result, pruneArchive(ctx, s.APIReader, s.Recorder, m, kept)
 }
 
 // create makes the backup of slot due, unless due is zero, it exists, or a

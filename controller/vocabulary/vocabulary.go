@@ -136,6 +136,7 @@ var eventActions = map[string]struct{ action, eventType string }{
 	EventBackupScheduled: {"Schedule", corev1.EventTypeNormal},
 	EventBackupExpired:   {"Expire", corev1.EventTypeNormal},
 	EventFilesDeleted:    {"Delete", corev1.EventTypeNormal},
+	EventArchivePruned:   {"Expire", corev1.EventTypeNormal},
 	EventFilesKept:       {"Delete", corev1.EventTypeWarning},
 	EventScheduleInvalid: {"Schedule", corev1.EventTypeWarning},
 }
@@ -269,6 +270,9 @@ const (
 	EventBackupScheduled = "BackupScheduled"
 	// EventBackupExpired: retention deleted a MySQLBackup.
 	EventBackupExpired = "BackupExpired"
+	// EventArchivePruned: archived binary logs older than the oldest
+	// backup kept were deleted.
+	EventArchivePruned = "ArchivePruned"
 	// EventFilesDeleted: a deleted backup's files were deleted.
 	EventFilesDeleted = "FilesDeleted"
 	// EventFilesKept: a deleted backup's files were kept, since the
