@@ -125,8 +125,10 @@ func (w *Writer) Attempts(from, to time.Time) []Attempt {
 }
 
 // Outage is the longest time between the ends of two acknowledged writes,
-// the later of which ended between from and to (zero times for all), the
-// number of refused attempts that ended between them and the last refusal.
+// the later of which ended between from and to (zero times for all), or
+// between the last acknowledged write and to when none ended after it (a
+// gap still open at the window's end counts up to to), the number of
+// refused attempts that ended between them and the last refusal.
 func (w *Writer) Outage(from, to time.Time) (time.Duration, int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -142,10 +144,16 @@ func (w *Writer) Outage(from, to time.Time) (time.Duration, int, error) {
 			}
 			continue
 		}
+		if !to.IsZero() && a.End.After(to) {
+			break
+		}
 		if !last.IsZero() && in(a.End) {
 			longest = max(longest, a.End.Sub(last))
 		}
 		last = a.End
+	}
+	if !to.IsZero() && !last.IsZero() {
+		longest = max(longest, to.Sub(last))
 	}
 	return longest, refused, lastErr
 }
