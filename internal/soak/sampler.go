@@ -22,14 +22,18 @@ const samplePeriod = 200 * time.Millisecond
 type Violation struct {
 	At       time.Time
 	Writable []string
-	// Acknowledging are the writable servers with a semi-sync replica
-	// connected, whose commits could be acknowledged to a client.
+	// Acknowledging are the writable servers a replica's receiver was
+	// connected to (Slave_IO_Running Yes, Master_Host the server's
+	// address): only their commits could be acknowledged to a client. A
+	// primary's own count of semi-sync clients also counts the dead
+	// connections of replicas that moved on during a partition.
 	Acknowledging []string
 }
 
 // sampler asks every reachable server of the MySQL, every samplePeriod,
-// whether it is writable (read_only OFF) and has a semi-sync replica
-// connected, and records the moments when more than one was writable. A
+// whether it is writable (read_only OFF) and which server its replication
+// receiver is connected to, and records the moments when more than one was
+// writable, and which of those a replica received from. A
 // server it cannot reach within the period is not counted: no client can
 // reach it either.
 type sampler struct {
@@ -78,46 +82,103 @@ func (s *sampler) sample(ctx context.Context, c client.Client, password string, 
 	}
 	at := time.Now()
 	var mu sync.Mutex
-	var writable, acknowledging []string
+	var writable []corev1.Pod
+	sources := map[string]bool{} // the addresses replicas receive from
 	var wg sync.WaitGroup
 	for _, p := range pods.Items {
-		ip := p.Status.PodIP
-		if ip == "" {
-			continue
-		}
-		db := dbs[ip]
+		db := s.open(dbs, p.Status.PodIP, password)
 		if db == nil {
-			var err error
-			if db, err = workload.Open(ip, "root", password); err != nil {
-				continue
-			}
-			dbs[ip] = db
+			continue
 		}
 		wg.Go(func() {
 			qctx, cancel := context.WithTimeout(ctx, samplePeriod)
 			defer cancel()
-			var readOnly bool
-			var clients int
-			err := db.QueryRowContext(qctx, "SELECT @@read_only, IFNULL((SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "+
-				"WHERE VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_CLIENTS'), 0)").Scan(&readOnly, &clients)
-			if err != nil || readOnly {
+			w, source, err := observe(qctx, db)
+			if err != nil {
 				return
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			writable = append(writable, p.Name)
-			if clients > 0 {
-				acknowledging = append(acknowledging, p.Name)
+			if w {
+				writable = append(writable, p)
+			}
+			if source != "" {
+				sources[source] = true
 			}
 		})
 	}
 	wg.Wait()
+	s.record(at, writable, sources)
+}
+
+// open returns the pool of ip, opened the first time; nil without an address.
+func (s *sampler) open(dbs map[string]*sql.DB, ip, password string) *sql.DB {
+	if ip == "" {
+		return nil
+	}
+	if db := dbs[ip]; db != nil {
+		return db
+	}
+	db, err := workload.Open(ip, "root", password)
+	if err != nil {
+		return nil
+	}
+	dbs[ip] = db
+	return db
+}
+
+// observe asks a server whether it is writable, and, as a replica, the
+// address its receiver is connected to ("" when not receiving).
+func observe(ctx context.Context, db *sql.DB) (writable bool, source string, err error) {
+	var readOnly bool
+	if err := db.QueryRowContext(ctx, "SELECT @@read_only").Scan(&readOnly); err != nil {
+		return false, "", err
+	}
+	rows, err := db.QueryContext(ctx, "SHOW SLAVE STATUS")
+	if err != nil {
+		return false, "", err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil || !rows.Next() {
+		return !readOnly, "", err
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return false, "", err
+	}
+	row := map[string]string{}
+	for i, c := range cols {
+		row[c] = vals[i].String
+	}
+	if row["Slave_IO_Running"] == "Yes" {
+		source = row["Master_Host"]
+	}
+	return !readOnly, source, nil
+}
+
+// record keeps a moment with more than one writable server, and which of
+// them a replica's receiver was connected to: only those could have a
+// commit acknowledged.
+func (s *sampler) record(at time.Time, writable []corev1.Pod, sources map[string]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.samples++
-	if len(writable) > 1 {
-		s.violations = append(s.violations, Violation{At: at, Writable: writable, Acknowledging: acknowledging})
+	if len(writable) < 2 {
+		return
 	}
+	v := Violation{At: at}
+	for _, p := range writable {
+		v.Writable = append(v.Writable, p.Name)
+		if sources[p.Status.PodIP] {
+			v.Acknowledging = append(v.Acknowledging, p.Name)
+		}
+	}
+	s.violations = append(s.violations, v)
 }
 
 // stop stops sampling and returns the violations.
