@@ -14,6 +14,7 @@ import (
 	"github.com/example/mysql-operator/backup"
 	"github.com/example/mysql-operator/dbop"
 	"github.com/example/mysql-operator/objstore"
+	"github.com/example/mysql-operator/topology"
 )
 
 // replayStart bounds the start of the restore's own server: the prepared
@@ -50,17 +51,33 @@ func (c Config) replay(ctx context.Context, store *objstore.Store, plan backup.P
 			return "", err
 		}
 	}
-	st, err := srv.db.Status(ctx)
+	pos, err := settle(ctx, srv.db)
 	if err != nil {
 		return "", err
 	}
-	if err := srv.shutdown(ctx); err != nil {
+	return pos, srv.shutdown(ctx)
+}
+
+// settle makes a restored MariaDB's replication position its binary log's
+// and returns it. The backup's gtid_slave_pos (of the instance it was taken
+// on) would otherwise stay behind the replayed transactions, which other
+// servers originated: MariaDB's gtid_current_pos, which mariadb-backup
+// records when this instance seeds a replica, takes the replication
+// position for a domain whose last transaction is not the server's own.
+func settle(ctx context.Context, db *dbop.Instance) (string, error) {
+	st, err := db.Status(ctx)
+	if err != nil {
 		return "", err
 	}
-	if v.Engine == dbop.EngineMariaDB {
-		return st.GTIDCurrentPos, nil
+	if st.Version.Engine != dbop.EngineMariaDB {
+		return st.GTIDExecuted, nil
 	}
-	return st.GTIDExecuted, nil
+	state, err := topology.ParseMariaDBGTIDSet(st.GTIDBinlogState)
+	if err != nil || state.IsEmpty() {
+		return st.GTIDCurrentPos, err
+	}
+	pos := state.Position().String()
+	return pos, db.SetGTIDSlavePos(ctx, pos)
 }
 
 // setHistory makes the copy's binary log start at the backup's position,

@@ -208,6 +208,12 @@ func TestArchivePointInTime(t *testing.T) {
 	if got := scalar(t, rdb, "SELECT @@gtid_binlog_pos"); got != at40 {
 		t.Errorf("restored to GTID %s: at %s", at40, got)
 	}
+	// The restored server's own server_id is another: its replication
+	// position must say the same, or a replica seeded from it would start
+	// from the backup's position and apply the replayed rows again.
+	if got := scalar(t, rdb, "SELECT @@gtid_current_pos"); got != at40 {
+		t.Errorf("restored to GTID %s: gtid_current_pos %s", at40, got)
+	}
 	later := time.Now().Add(time.Hour)
 	if _, _, err := restoreInto(t, storage, backup.Target{Time: &later}, in.server); err == nil ||
 		!strings.Contains(err.Error(), "is beyond what is archived: from backup b1") {

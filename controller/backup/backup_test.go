@@ -114,3 +114,12 @@ func TestExpired(t *testing.T) {
 		}
 	}
 }
+
+// TestHumanSize: sizes as a reader of kubectl get wants them.
+func TestHumanSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0B", 1000: "1000B", 830302: "810.8KiB", 5 << 30: "5.0GiB"} {
+		if got := humanSize(n); got != want {
+			t.Errorf("%d: %s, want %s", n, got, want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
@@ -41,7 +40,7 @@ func markFailed(b *databasev1.MySQLBackup, reason, format string, args ...any) {
 func markComplete(b *databasev1.MySQLBackup, m *backup.Manifest) {
 	s := &b.Status
 	s.Phase, s.GTID, s.SizeBytes = databasev1.BackupComplete, m.GTID, m.Size()
-	s.Size = resource.NewQuantity(m.Size(), resource.BinarySI).String()
+	s.Size = humanSize(m.Size())
 	s.StartTime, s.CompletionTime = ptrTime(m.Start), ptrTime(m.End)
 	s.Duration = m.End.Sub(m.Start).Round(time.Second).String()
 	s.Files = nil
@@ -53,6 +52,20 @@ func markComplete(b *databasev1.MySQLBackup, m *backup.Manifest) {
 	conditions.Delete(b, databasev1.ConditionReconciling)
 	conditions.Delete(b, databasev1.ConditionStalled)
 	s.ObservedGeneration = b.Generation
+}
+
+// humanSize prints n bytes in the largest binary unit under it, with one
+// decimal: "811.0KiB", "1.2GiB".
+func humanSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	v, i := float64(n), 0
+	for v >= 1024 && i < len(units)-1 {
+		v, i = v/1024, i+1
+	}
+	if i == 0 {
+		return fmt.Sprintf("%dB", n)
+	}
+	return fmt.Sprintf("%.1f%s", v, units[i])
 }
 
 // ptrTime is t as a *metav1.Time.
