@@ -167,7 +167,7 @@ var errUploadEnded = errors.New("the upload ended")
 
 // compress writes r to w through zstd.
 func compress(w io.Writer, r io.Reader) error {
-	enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(2))
+	enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(2))
 	if err != nil {
 		return err
 	}
