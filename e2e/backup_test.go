@@ -145,7 +145,6 @@ func failOver(t *testing.T, ns, name string, w *writer) {
 	t.Logf("failed over from %s to %s", old, getMySQL(t, ns, name).Status.CurrentPrimary)
 }
 
-
 // takeBackup creates a MySQLBackup of mysql and waits until it completes.
 func takeBackup(t *testing.T, ns, mysql, name string) *databasev1.MySQLBackup {
 	t.Helper()
