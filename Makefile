@@ -98,7 +98,7 @@ build: ## Build the manager and agent binaries, as the Dockerfile does.
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/agent ./cmd/agent
 
 .PHONY: run-local
-run-local: control-plane ## Start a local cluster (a real node where it can), the operator and a sample MySQL; wait for Ready.
+run-local: control-plane s3 ## Start a local cluster (a real node where it can, with its S3 server), the operator and a sample MySQL; wait for Ready.
 	@$(MAKE) node || echo "the real node cannot be built here (it needs root and Debian's packages): the local cluster uses KWOK nodes"
 	go run ./cmd/local
 

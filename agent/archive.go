@@ -60,6 +60,9 @@ type archiver struct {
 	// listed says the files were listed in this tenure: while the archive
 	// holds the server's position, a round does not list them again.
 	listed bool
+	// db is the connection to the local server, kept across rounds and
+	// dropped after a failed one.
+	db *dbop.Instance
 }
 
 // status returns the archive's state.
@@ -77,9 +80,13 @@ func (a *archiver) run(ctx context.Context) {
 			wait = pollInterval(time.Duration(cfg.ArchiveMaxDelay))
 			err = a.round(ctx, cfg)
 			a.record(err)
+			if err != nil {
+				a.closeLocal()
+			}
 		}
 		select {
 		case <-ctx.Done():
+			a.closeLocal()
 			return
 		case <-time.After(wait):
 		}
@@ -110,11 +117,10 @@ func (a *archiver) record(err error) {
 // being written once its oldest unarchived transaction waited long enough,
 // and the head while nothing is written.
 func (a *archiver) round(ctx context.Context, cfg backup.PodConfig) error {
-	db, err := a.c.openLocal()
+	db, err := a.local()
 	if err != nil {
 		return err
 	}
-	defer db.Close()
 	st, err := db.Status(ctx)
 	if err != nil {
 		return err
@@ -141,6 +147,26 @@ func (a *archiver) round(ctx context.Context, cfg backup.PodConfig) error {
 		a.listed = true
 	}
 	return a.rotateOrHead(ctx, db, store, current, time.Duration(cfg.ArchiveMaxDelay))
+}
+
+// local returns the connection to the local server, opened if need be.
+func (a *archiver) local() (*dbop.Instance, error) {
+	if a.db == nil {
+		db, err := a.c.openLocal()
+		if err != nil {
+			return nil, err
+		}
+		a.db = db
+	}
+	return a.db, nil
+}
+
+// closeLocal closes the connection to the local server, if open.
+func (a *archiver) closeLocal() {
+	if a.db != nil {
+		_ = a.db.Close()
+		a.db = nil
+	}
 }
 
 // storeOf returns the client of cfg, made (and its bucket checked) when
