@@ -51,6 +51,10 @@ type Config struct {
 	// RestoreDir is the storage directory of the backup a new MySQL is
 	// made from (backup.RestoreFile and the credentials); empty when none.
 	RestoreDir string
+	// TLSDir holds the server's certificate, key and CA (tls.crt, tls.key,
+	// ca.crt); the agent reloads them in the server when they change.
+	// Empty when TLS is disabled.
+	TLSDir string
 }
 
 // Password files in Config.Secrets.

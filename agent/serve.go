@@ -169,6 +169,9 @@ func Serve(ctx context.Context, c Config, p *Probes) error {
 	if c.BackupDir != "" {
 		go a.run(ctx)
 	}
+	if c.TLSDir != "" {
+		go (&tlsReloader{c: c, log: a.log}).run(ctx)
+	}
 	h := p.Handler(s, b)
 	mux := http.NewServeMux()
 	mux.Handle("/", h)

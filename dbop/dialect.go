@@ -32,6 +32,11 @@ type Source struct {
 	// SSL asks for TLS to the source. MySQL always uses TLS (SOURCE_SSL=1); on
 	// MariaDB it is MASTER_SSL=1, which needs certificates on the source.
 	SSL bool
+	// SSLCA is the path, on the replica, of the CA the source's certificate
+	// must chain to; empty: the certificate is not checked. Its host name is
+	// not (MASTER_SSL_VERIFY_SERVER_CERT = 0): replicas reach their source
+	// at its pod's address, which no certificate names.
+	SSLCA string
 }
 
 // validate checks a Source without echoing the password.
@@ -48,6 +53,9 @@ func (s Source) validate() error {
 		return err
 	}
 	if err := checkText("source user", s.User); err != nil {
+		return err
+	}
+	if err := checkText("source CA", s.SSLCA); err != nil {
 		return err
 	}
 	return checkText("source password", s.Password)
@@ -106,6 +114,9 @@ type Dialect interface {
 	ResetBinlogs() []Stmt
 	// Shutdown stops the server; in a pod, its container restarts it.
 	Shutdown() []Stmt
+	// ReloadTLS makes the server read its certificate, key and CA files
+	// again, for new connections; established ones keep theirs.
+	ReloadTLS() []Stmt
 	// ListConnections returns ID, USER, HOST, COMMAND of every other connection.
 	ListConnections() Stmt
 	// KillConnection kills one connection.

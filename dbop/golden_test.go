@@ -13,7 +13,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenSource is the example replication source of the golden files.
-var goldenSource = Source{Host: "orders-0.orders.db.svc", Port: 3306, User: ReplUser, Password: "repl-pw"}
+var goldenSource = Source{Host: "orders-0.orders.db.svc", Port: 3306, User: ReplUser, Password: "repl-pw",
+	SSL: true, SSLCA: "/etc/mysql-operator/tls/ca.crt"}
 
 // goldenBootstrap has passwords with characters that need quoting.
 var goldenBootstrap = BootstrapConfig{RootPassword: `r00t'pw\x`, AdminPassword: "adm;in\npw",
@@ -80,6 +81,7 @@ func goldenStatements(d Dialect) string {
 	renderStmts(&b, "CloneFrom", ss, err)
 	one("ResetBinlogs", d.ResetBinlogs())
 	one("Shutdown", d.Shutdown())
+	one("ReloadTLS", d.ReloadTLS())
 	one("ListConnections", []Stmt{d.ListConnections()})
 	one("KillConnection", []Stmt{d.KillConnection(42)})
 	one("Heartbeat", heartbeat())

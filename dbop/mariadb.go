@@ -67,8 +67,9 @@ func (mariadbDialect) ChangeSource(src Source) ([]Stmt, error) {
 	return []Stmt{
 		stmt("SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_current_pos"),
 		{SQL: "CHANGE MASTER TO MASTER_HOST = ?, MASTER_PORT = ?, MASTER_USER = ?, MASTER_PASSWORD = ?, " +
-			"MASTER_USE_GTID = slave_pos, MASTER_SSL = ?, MASTER_CONNECT_RETRY = ?, MASTER_HEARTBEAT_PERIOD = ?",
-			Args: []any{src.Host, src.Port, src.User, src.Password, ssl, connectRetry, heartbeatPeriod}, Secret: true},
+			"MASTER_USE_GTID = slave_pos, MASTER_SSL = ?, MASTER_SSL_CA = ?, MASTER_SSL_VERIFY_SERVER_CERT = 0, " +
+			"MASTER_CONNECT_RETRY = ?, MASTER_HEARTBEAT_PERIOD = ?",
+			Args: []any{src.Host, src.Port, src.User, src.Password, ssl, src.SSLCA, connectRetry, heartbeatPeriod}, Secret: true},
 	}, nil
 }
 
@@ -158,6 +159,10 @@ func (mariadbDialect) ResetBinlogs() []Stmt { return stmts("RESET MASTER") }
 
 // Shutdown implements Dialect.
 func (mariadbDialect) Shutdown() []Stmt { return stmts("SHUTDOWN") }
+
+// ReloadTLS implements Dialect: FLUSH SSL re-reads the files at the
+// paths the server was started with.
+func (mariadbDialect) ReloadTLS() []Stmt { return stmts("FLUSH SSL") }
 
 // ListConnections implements Dialect.
 func (mariadbDialect) ListConnections() Stmt {

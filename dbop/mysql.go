@@ -59,9 +59,9 @@ func (mysqlDialect) ChangeSource(src Source) ([]Stmt, error) {
 		return nil, err
 	}
 	return []Stmt{{SQL: "CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, " +
-		"SOURCE_PASSWORD = ?, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, GET_SOURCE_PUBLIC_KEY = 1, " +
-		"SOURCE_CONNECT_RETRY = ?, SOURCE_HEARTBEAT_PERIOD = ?",
-		Args: []any{src.Host, src.Port, src.User, src.Password, connectRetry, heartbeatPeriod}, Secret: true}}, nil
+		"SOURCE_PASSWORD = ?, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, SOURCE_SSL_CA = ?, SOURCE_SSL_VERIFY_SERVER_CERT = 0, " +
+		"GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = ?, SOURCE_HEARTBEAT_PERIOD = ?",
+		Args: []any{src.Host, src.Port, src.User, src.Password, src.SSLCA, connectRetry, heartbeatPeriod}, Secret: true}}, nil
 }
 
 // StartReplica implements Dialect.
@@ -142,6 +142,10 @@ func (mysqlDialect) ResetBinlogs() []Stmt { return stmts("RESET BINARY LOGS AND 
 
 // Shutdown implements Dialect.
 func (mysqlDialect) Shutdown() []Stmt { return stmts("SHUTDOWN") }
+
+// ReloadTLS implements Dialect: the TLS context of new connections is
+// built again from the ssl_* settings' files.
+func (mysqlDialect) ReloadTLS() []Stmt { return stmts("ALTER INSTANCE RELOAD TLS") }
 
 // ListConnections implements Dialect.
 func (mysqlDialect) ListConnections() Stmt {

@@ -213,3 +213,12 @@ func (i *Instance) WaitForGTID(ctx context.Context, gtids string, timeout time.D
 		}
 	}
 }
+
+// ReloadTLS makes the server read its certificate files again.
+func (i *Instance) ReloadTLS(ctx context.Context) error {
+	d, err := i.Dialect(ctx)
+	if err != nil {
+		return err
+	}
+	return i.exec(ctx, "reload the TLS certificate", d.ReloadTLS())
+}

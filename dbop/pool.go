@@ -3,6 +3,7 @@ package dbop
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"fmt"
 	"net"
@@ -20,6 +21,34 @@ type Credentials struct {
 	User string
 	// Password is the account's password.
 	Password string
+	// TLS is how the connection is encrypted; the zero value: in clear.
+	TLS ServerTLS
+}
+
+// ServerTLS asks for TLS to a server whose certificate the CA signed for
+// ServerName. A comparable value, so that a pool reopens an instance
+// whose CA changed.
+type ServerTLS struct {
+	// CA is the PEM of the CAs to trust; empty: no TLS.
+	CA string
+	// ServerName is the name the server's certificate must hold.
+	ServerName string
+	// Required refuses a server that does not offer TLS; without it such a
+	// server (one not yet restarted with its certificate) is spoken to in
+	// clear, while a server that offers TLS is always verified.
+	Required bool
+}
+
+// config returns the TLS config of t, nil for none.
+func (t ServerTLS) config() (*tls.Config, error) {
+	if t.CA == "" {
+		return nil, nil
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(t.CA)) {
+		return nil, fmt.Errorf("the CA of %s holds no PEM certificate", t.ServerName)
+	}
+	return &tls.Config{RootCAs: roots, ServerName: t.ServerName, MinVersion: tls.VersionTLS12}, nil
 }
 
 // Options bound the connections to one instance. The zero value of a field means
@@ -36,8 +65,6 @@ type Options struct {
 	ReadTimeout time.Duration
 	// WriteTimeout bounds each network write (default 30s).
 	WriteTimeout time.Duration
-	// TLS, when set, is used for the connections.
-	TLS *tls.Config
 	// Dial replaces the network dialer (default: one counting round trips
 	// in RoundTrips and open connections in Connections).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -106,7 +133,12 @@ func Open(addr string, cred Credentials, o Options) (*Instance, error) {
 	// Status reads everything in one COM_QUERY of several statements. No statement
 	// is built from user text, so this does not widen injection.
 	cfg.MultiStatements = true
-	cfg.TLS, cfg.DialFunc = o.TLS, o.Dial
+	cfg.DialFunc = o.Dial
+	tlsConfig, err := cred.TLS.config()
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", addr, err)
+	}
+	cfg.TLS, cfg.AllowFallbackToPlaintext = tlsConfig, !cred.TLS.Required
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", addr, err)

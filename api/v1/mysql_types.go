@@ -146,10 +146,11 @@ type MySQLSpec struct {
 
 	// config holds my.cnf settings of the [mysqld] section, key to value.
 	// The settings the operator owns (paths, ports, server identity,
-	// binary logs, GTIDs, read-only, replication and semi-sync) are refused.
+	// binary logs, GTIDs, read-only, replication, semi-sync and TLS) are
+	// refused.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z0-9_.-]{1,64}$'))",message="config: keys must be 1 to 64 letters, digits, '_', '-' or '.'"
-	// +kubebuilder:validation:XValidation:rule="!self.exists(k, k.lowerAscii().replace('-', '_') in ['datadir', 'socket', 'port', 'bind_address', 'pid_file', 'tmpdir', 'user', 'skip_networking', 'server_id', 'report_host', 'log_bin', 'log_bin_basename', 'relay_log', 'gtid_mode', 'enforce_gtid_consistency', 'gtid_strict_mode', 'gtid_domain_id', 'read_only', 'super_read_only', 'skip_slave_start', 'skip_replica_start', 'log_slave_updates', 'log_replica_updates', 'binlog_format'] || k.lowerAscii().replace('-', '_').startsWith('rpl_semi_sync'))",message="config: a setting the operator owns is refused (paths, port, server_id, report_host, binary logs, GTIDs, read_only, replication, semi-sync)"
+	// +kubebuilder:validation:XValidation:rule="!self.exists(k, k.lowerAscii().replace('-', '_') in ['datadir', 'socket', 'port', 'bind_address', 'pid_file', 'tmpdir', 'user', 'skip_networking', 'server_id', 'report_host', 'log_bin', 'log_bin_basename', 'relay_log', 'gtid_mode', 'enforce_gtid_consistency', 'gtid_strict_mode', 'gtid_domain_id', 'read_only', 'super_read_only', 'skip_slave_start', 'skip_replica_start', 'log_slave_updates', 'log_replica_updates', 'binlog_format', 'ssl_ca', 'ssl_capath', 'ssl_cert', 'ssl_key', 'require_secure_transport'] || k.lowerAscii().replace('-', '_').startsWith('rpl_semi_sync'))",message="config: a setting the operator owns is refused (paths, port, server_id, report_host, binary logs, GTIDs, read_only, replication, semi-sync, TLS)"
 	// +optional
 	Config map[string]ConfigValue `json:"config,omitempty"`
 
@@ -186,6 +187,11 @@ type MySQLSpec struct {
 	// retention and the binary log archive (see BackupPolicy).
 	// +optional
 	Backup *BackupPolicy `json:"backup,omitempty"`
+
+	// tls is how the servers speak TLS: Enabled, with certificates from the
+	// operator's own CA, when left out (see TLSSpec).
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
 
 	// restore makes the new MySQL from a backup, and to a point in time. It
 	// can be set only when the MySQL is created, and never changes.
@@ -283,6 +289,11 @@ type MySQLStatus struct {
 	// instance 0 runs on it.
 	// +optional
 	Restore *RestoreStatus `json:"restore,omitempty"`
+
+	// tls is the servers' certificate: its Secret, when it expires and when
+	// it is renewed; absent while TLS is disabled.
+	// +optional
+	TLS *TLSStatus `json:"tls,omitempty"`
 
 	// conditions are Ready, Reconciling and Stalled, by the kstatus
 	// conventions, and EndOfLife when the version is no longer supported.

@@ -49,6 +49,7 @@ func run(cmd string, args []string) error {
 	fs.StringVar(&c.Engine, "engine", "", "The engine the spec names (MySQL or MariaDB): init refuses an image of another.")
 	fs.StringVar(&c.EngineVersion, "engine-version", "", "The major.minor version the spec names: init refuses an image of another.")
 	fs.StringVar(&c.BackupDir, "backup-dir", "", "The storage directory of the MySQL's backups; empty when it has none.")
+	fs.StringVar(&c.TLSDir, "tls-dir", "", "The directory of the server's certificate, key and CA, reloaded in the server when they change; empty when TLS is disabled.")
 	fs.StringVar(&c.RestoreDir, "restore-dir", "", "The storage directory of the backup a new MySQL is made from; empty when none.")
 	verifyBackup := fs.String("backup", "", "verify: the backup to restore and check.")
 	result := fs.String("result", "/dev/termination-log", "verify: where to write the result.")

@@ -67,6 +67,7 @@ func TestBuildersGolden(t *testing.T) {
 			m.Spec.Engine = databasev1.EngineMariaDB
 			m.Spec.Version = "10.11"
 			m.Spec.Config = map[string]databasev1.ConfigValue{"max_connections": "200"}
+			m.Spec.TLS = &databasev1.TLSSpec{Mode: databasev1.TLSRequired}
 		}),
 		"backup": sample(func(m *databasev1.MySQL) {
 			m.Spec.Replicas = 2
@@ -84,6 +85,7 @@ func TestBuildersGolden(t *testing.T) {
 		}),
 		"secret-ref": sample(func(m *databasev1.MySQL) {
 			m.Spec.RootPasswordSecretRef = &databasev1.SecretKeyReference{Name: "corp-root", Key: "pw"}
+			m.Spec.TLS = &databasev1.TLSSpec{Mode: databasev1.TLSDisabled}
 		}),
 	}
 	for name, m := range cases {

@@ -70,7 +70,7 @@ func legacyMySQL(m *databasev1.MySQL) bool {
 func MyCnf(m *databasev1.MySQL) string {
 	var b strings.Builder
 	b.WriteString("[mysqld]\n")
-	for _, s := range operatorSettings(m) {
+	for _, s := range append(operatorSettings(m), tlsSettings(m)...) {
 		b.WriteString(s.key + " = " + s.value + "\n")
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Spec.Config)) {

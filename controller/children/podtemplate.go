@@ -193,7 +193,8 @@ func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 		WithReadinessProbe(probe("/readyz", 1, 1, 2)).
 		WithSecurityContext(restricted()).
 		WithVolumeMounts(mount(DataVolume, dataMountPath, false), mount(configVolume, configMountPath, true),
-			mount(runVolume, runMountPath, false), mount(tmpVolume, tmpMountPath, false), mount(agentVolume, agentMountPath, true))
+			mount(runVolume, runMountPath, false), mount(tmpVolume, tmpMountPath, false), mount(agentVolume, agentMountPath, true)).
+		WithVolumeMounts(tlsMounts(m)...)
 	if r := m.Spec.Resources; len(r.Limits) > 0 || len(r.Requests) > 0 {
 		res := corev1ac.ResourceRequirements()
 		if len(r.Limits) > 0 {
@@ -213,6 +214,11 @@ func agentContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	mounts := []*corev1ac.VolumeMountApplyConfiguration{mount(runVolume, runMountPath, false), mount(agentVolume, agentMountPath, true),
 		mount(agentSecretVolume, agentSecretMountPath, true), mount(DataVolume, dataMountPath, false),
 		mount(configVolume, configMountPath, true), mount(tmpVolume, tmpMountPath, false)}
+	if tlsOn(m) {
+		// The agent reloads the server's certificate when it changes.
+		args = append(args, "--tls-dir="+TLSMountPath)
+		mounts = append(mounts, tlsMounts(m)...)
+	}
 	if m.Spec.Backup != nil {
 		// The agent takes backups and archives the binary logs.
 		args = append(args, "--backup-dir="+backupMountPath)
@@ -252,7 +258,7 @@ func podVolumes(m *databasev1.MySQL) []*corev1ac.VolumeApplyConfiguration {
 				secretItem(AgentPasswordKey, agent.AgentPasswordFile)))),
 		corev1ac.Volume().WithName(agentSecretVolume).WithProjected(corev1ac.ProjectedVolumeSource().WithDefaultMode(0o440).WithSources(
 			operator(secretItem(AgentPasswordKey, agent.AgentPasswordFile)))),
-	}, storageVolumes(m)...)
+	}, append(storageVolumes(m), tlsVolumes(m)...)...)
 }
 
 // engineOf is the MySQL's engine, MySQL when the spec leaves it out.

@@ -77,7 +77,12 @@ func (d *DataPlane) act(ctx context.Context, m *databasev1.MySQL, in *instances,
 // source is the replication source of the instance of index primary, as
 // its replicas reach it, with the replication account.
 func (d *DataPlane) source(in *instances, primary int, passwords map[string][]byte) dbop.Source {
-	return dbop.Source{Host: in.observed[primary].Host, Port: children.MySQLPort, User: dbop.ReplUser, Password: string(passwords[children.ReplPasswordKey])}
+	src := dbop.Source{Host: in.observed[primary].Host, Port: children.MySQLPort, User: dbop.ReplUser, Password: string(passwords[children.ReplPasswordKey])}
+	if in.allServeTLS() {
+		// Over TLS, the source's certificate checked against the MySQL's CA.
+		src.SSL, src.SSLCA = true, children.TLSCAPath
+	}
+	return src
 }
 
 // configureReplicas points each instance of idx at src, with semi-sync

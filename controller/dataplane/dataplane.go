@@ -92,16 +92,26 @@ type Report struct {
 	Restore *databasev1.RestoreStatus
 }
 
+// Secrets are what the data plane reads of a MySQL's Secrets.
+type Secrets struct {
+	// Passwords are the operator's accounts' passwords, by key.
+	Passwords map[string][]byte
+	// CA is the PEM of the CA the servers' certificate is verified
+	// against; empty while TLS is disabled.
+	CA []byte
+}
+
 // Reconcile is the data plane of one reconcile of m, whose pods are pods
-// and whose operator accounts' passwords are passwords: it observes every
+// and whose operator accounts' passwords and CA are in s: it observes every
 // server (one status query each), lets topology.Decide choose the one next
 // step, takes it, labels the pods with their roles and reports what the
 // status says of the database. Decisions are pure functions of the
 // observation; this function only observes and acts. The report holds
 // what was learnt before an error too.
-func (d *DataPlane) Reconcile(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, passwords map[string][]byte) (Report, error) {
+func (d *DataPlane) Reconcile(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, s Secrets) (Report, error) {
 	var rep Report
-	in := d.observeInstances(ctx, m, pods, dbop.Credentials{User: dbop.AdminUser, Password: string(passwords[children.AdminPasswordKey])})
+	passwords := s.Passwords
+	in := d.observeInstances(ctx, m, pods, dbop.Credentials{User: dbop.AdminUser, Password: string(passwords[children.AdminPasswordKey])}, s.CA)
 	rev, err := d.readRevisions(ctx, m, in)
 	if err != nil {
 		return rep, err

@@ -42,8 +42,9 @@ type instances struct {
 // observeInstances reads the status of every server whose pod has an
 // address, in parallel, one round trip each,
 // as the operator's admin account. The operator connects to pod addresses,
-// which it reaches in a cluster and from the local cluster's host alike.
-func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, cred dbop.Credentials) *instances {
+// which it reaches in a cluster and from the local cluster's host alike,
+// over TLS verified against ca (when TLS is on) for the pod's name.
+func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, cred dbop.Credentials, ca []byte) *instances {
 	n := children.InstanceCount(m)
 	in := &instances{pods: make([]*corev1.Pod, n), db: make([]*dbop.Instance, n), observed: make([]topology.Instance, n),
 		status: make([]*dbop.Status, n), errs: make([]error, n)}
@@ -71,7 +72,7 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 		}
 		addr := pod.Status.PodIP + ":" + strconv.Itoa(children.MySQLPort)
 		addrs = append(addrs, addr)
-		db, err := d.pool.Get(addr, cred)
+		db, err := d.pool.Get(addr, children.WithTLS(m, cred, ca, pod.Name))
 		if err != nil {
 			in.errs[i] = err
 			continue
@@ -86,6 +87,19 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 	wg.Wait()
 	d.pool.Keep(client.ObjectKeyFromObject(m).String(), addrs)
 	return in
+}
+
+// allServeTLS says every instance's pod has the servers' certificate:
+// replication then goes over TLS. While TLS is being turned on (the pods
+// restart one by one with their certificate) a replica and its source may
+// not both have it, and replication stays in clear.
+func (in *instances) allServeTLS() bool {
+	for _, p := range in.pods {
+		if p == nil || !children.ServesTLS(p) {
+			return false
+		}
+	}
+	return len(in.pods) > 0
 }
 
 // observe reads the status of instance i into in.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/applyset"
 	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/controller/dataplane"
 	"github.com/example/mysql-operator/controller/outcome"
 	"github.com/example/mysql-operator/controller/vocabulary"
 )
@@ -38,40 +40,55 @@ func (r *Reconciler) reconcileParent(ctx context.Context, obj *databasev1.MySQL)
 
 // reconcileChildren applies the children that differ from their desired
 // state, grows the data volumes and prunes the children no longer desired,
-// and returns the operator's passwords. When the children are settled at
-// the fingerprint of all they depend on (see settledChildren), it only
-// grows the volumes and reads the passwords.
-func (r *Reconciler) reconcileChildren(ctx context.Context, obj *databasev1.MySQL, obs *observation) (map[string][]byte, error) {
+// and returns what the data plane reads of the Secrets. When the children
+// are settled at the fingerprint of all they depend on (see
+// settledChildren) and no certificate is due, it only grows the volumes
+// and reads the Secrets.
+func (r *Reconciler) reconcileChildren(ctx context.Context, obj *databasev1.MySQL, obs *observation) (dataplane.Secrets, error) {
 	key := client.ObjectKeyFromObject(obj)
+	tls, err := r.tlsSecrets(ctx, obj, time.Now())
+	if err != nil {
+		return dataplane.Secrets{}, err
+	}
+	obs.tls = tls
 	fp, fpErr := r.childrenFingerprint(ctx, obj)
-	if fpErr == nil && r.settled.settled(key, fp) {
+	if fpErr == nil && (tls == nil || !tls.issued) && r.settled.settled(key, fp) {
 		obs.settledAt = &fp
 		if err := r.expandVolumes(ctx, obj); err != nil {
-			return nil, err
+			return dataplane.Secrets{}, err
 		}
 		_, passwords, err := r.operatorSecret(ctx, obj)
-		return passwords, err
+		return secretsOf(passwords, tls), err
 	}
 	r.settled.forget(key)
-	d, err := r.desiredChildren(ctx, obj)
+	d, err := r.desiredChildren(ctx, obj, tls)
 	if err != nil {
-		return nil, err
+		return dataplane.Secrets{}, err
 	}
 	if err := r.expandVolumes(ctx, obj); err != nil {
-		return nil, err
+		return dataplane.Secrets{}, err
 	}
 	if err := r.applyChildren(ctx, obj, d.members, obs); err != nil {
-		return nil, err
+		return dataplane.Secrets{}, err
 	}
 	pruned, err := r.prune(ctx, obj, d.members)
 	if err != nil {
-		return nil, err
+		return dataplane.Secrets{}, err
 	}
 	if fpErr == nil && len(obs.changed) == 0 && !obs.awaiting && !pruned {
 		r.settled.remember(key, fp)
 		obs.settledAt = &fp
 	}
-	return d.passwords, nil
+	return secretsOf(d.passwords, tls), nil
+}
+
+// secretsOf is what the data plane reads of the passwords and the TLS.
+func secretsOf(passwords map[string][]byte, tls *tlsState) dataplane.Secrets {
+	s := dataplane.Secrets{Passwords: passwords}
+	if tls != nil {
+		s.CA = tls.ca
+	}
+	return s
 }
 
 // checkedChildren returns, as members that only name them, the children
@@ -87,7 +104,7 @@ func checkedChildren(obj *databasev1.MySQL) []applyset.Member {
 }
 
 // desiredChildren returns the children the MySQL should have.
-func (r *Reconciler) desiredChildren(ctx context.Context, obj *databasev1.MySQL) (*desired, error) {
+func (r *Reconciler) desiredChildren(ctx context.Context, obj *databasev1.MySQL, tls *tlsState) (*desired, error) {
 	secret, err := r.rootSecret(ctx, obj)
 	if err != nil {
 		return nil, err
@@ -101,6 +118,9 @@ func (r *Reconciler) desiredChildren(ctx context.Context, obj *databasev1.MySQL)
 		d.members = append(d.members, applyset.Of[corev1.Secret](secret))
 	}
 	d.members = append(d.members, applyset.Of[corev1.Secret](operator))
+	if tls != nil {
+		d.members = append(d.members, tls.members...)
+	}
 	d.members = append(d.members,
 		applyset.Of[corev1.ConfigMap](children.ConfigMap(obj)),
 		applyset.Of[corev1.Service](children.HeadlessService(obj)),

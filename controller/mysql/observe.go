@@ -65,6 +65,8 @@ type observation struct {
 	db dataplane.Report
 	// endOfLife says the version is no longer supported; empty when it is.
 	endOfLife string
+	// tls is the servers' TLS, nil while it is disabled.
+	tls *tlsState
 }
 
 // observeChildren records in obs what readChildren reads of the children.

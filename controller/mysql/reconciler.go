@@ -107,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.reconcileParent(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	passwords, err := r.reconcileChildren(ctx, obj, obs)
+	secrets, err := r.reconcileChildren(ctx, obj, obs)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -117,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.observePods(ctx, obj, obs); err != nil {
 		return ctrl.Result{}, err
 	}
-	obs.db, err = r.dataPlane.Reconcile(ctx, obj, obs.pods, passwords)
+	obs.db, err = r.dataPlane.Reconcile(ctx, obj, obs.pods, secrets)
 	obs.recheck = outcome.Soonest(obs.recheck, obs.db.Recheck)
 	return ctrl.Result{}, err
 }

@@ -85,6 +85,12 @@ func recordObserved(out *databasev1.MySQL, obs *observation) {
 	if obs.counted {
 		out.Status.Replicas, out.Status.ReadyReplicas = obs.replicas, obs.readyReplicas
 	}
+	switch {
+	case obs.tls != nil:
+		out.Status.TLS = obs.tls.status
+	case databasev1.TLSModeOf(out) == databasev1.TLSDisabled:
+		out.Status.TLS = nil
+	}
 	if !obs.db.Observed {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/certs"
 	"github.com/example/mysql-operator/controller/children"
 	"github.com/example/mysql-operator/controller/vocabulary"
 	"github.com/example/mysql-operator/dbop"
@@ -122,9 +123,31 @@ func (r *Reconciler) connect(ctx context.Context, m *databasev1.MySQL, podName s
 	if err != nil {
 		return nil, fmt.Errorf("get Secret %s: %w", children.OperatorSecretName(m), err)
 	}
+	ca, err := r.serverCA(ctx, m)
+	if err != nil {
+		return nil, err
+	}
 	addr := pod.Status.PodIP + ":" + strconv.Itoa(children.MySQLPort)
 	r.pool.Keep(client.ObjectKeyFromObject(m).String(), []string{addr})
-	return r.pool.Get(addr, dbop.Credentials{User: dbop.AdminUser, Password: string(secret.Data[children.AdminPasswordKey])})
+	cred := dbop.Credentials{User: dbop.AdminUser, Password: string(secret.Data[children.AdminPasswordKey])}
+	return r.pool.Get(addr, children.WithTLS(m, cred, ca, podName))
+}
+
+// serverCA is the CA of m's servers' certificate (cached: the operator
+// owns its Secret), nil while TLS is disabled.
+func (r *Reconciler) serverCA(ctx context.Context, m *databasev1.MySQL) ([]byte, error) {
+	if databasev1.TLSModeOf(m) == databasev1.TLSDisabled {
+		return nil, nil
+	}
+	secret := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: children.TLSSecretName(m)}, secret)
+	if apierrors.IsNotFound(err) || (err == nil && len(secret.Data[certs.CAKey]) == 0) {
+		return nil, waiting(vocabulary.ReasonMySQLNotReady, mysqlWaitRetry, "the certificate Secret %s is not there yet", children.TLSSecretName(m))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get Secret %s: %w", children.TLSSecretName(m), err)
+	}
+	return secret.Data[certs.CAKey], nil
 }
 
 // primaryState is what of a MySQL its databases, users and grants depend

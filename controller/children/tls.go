@@ -1,0 +1,126 @@
+package children
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/certs"
+	"github.com/example/mysql-operator/dbop"
+)
+
+// TLS: the servers' certificate is the Secret <name>-tls (tls.crt, tls.key,
+// ca.crt), mounted whole, never by subPath, so that the kubelet's update of
+// a renewed certificate reaches the files the server reloads (FLUSH SSL,
+// which the agent runs when they change). The CA that signs it is
+// <name>-ca; neither Secret's content is in the config hash, so a renewal
+// restarts nothing.
+const (
+	tlsVolume = "tls"
+	// TLSMountPath is where the servers' certificate, key and CA are, in
+	// the server's and the agent's containers.
+	TLSMountPath = "/etc/mysql-operator/tls"
+	// TLSCAPath is the CA the servers and replicas trust.
+	TLSCAPath = TLSMountPath + "/" + certs.CAKey
+)
+
+// TLSSecretName is the Secret of the servers' certificate.
+func TLSSecretName(m *databasev1.MySQL) string { return m.Name + "-tls" }
+
+// CASecretName is the Secret of the MySQL's CA.
+func CASecretName(m *databasev1.MySQL) string { return m.Name + "-ca" }
+
+// tlsOn says whether the servers speak TLS.
+func tlsOn(m *databasev1.MySQL) bool { return databasev1.TLSModeOf(m) != databasev1.TLSDisabled }
+
+// PodDNSName is the name of a pod under the headless Service, which its
+// certificate names and TLS clients verify.
+func PodDNSName(m *databasev1.MySQL, pod string) string {
+	return pod + "." + HeadlessServiceName(m) + "." + m.Namespace + ".svc"
+}
+
+// TLSNames are the names the servers' certificate holds: each pod under
+// the headless Service, the client Services, and localhost, each Service
+// name also in its short and cluster.local forms.
+func TLSNames(m *databasev1.MySQL) []string {
+	var names []string
+	for i := range InstanceCount(m) {
+		dns := PodDNSName(m, PodName(m, i))
+		names = append(names, dns, dns+".cluster.local")
+	}
+	for _, s := range []string{ServiceName(m), PrimaryServiceName(m), ReplicasServiceName(m)} {
+		qualified := s + "." + m.Namespace
+		names = append(names, s, qualified, qualified+".svc", qualified+".svc.cluster.local")
+	}
+	return append(names, "localhost", "127.0.0.1")
+}
+
+// tlsSettings are the my.cnf settings of TLS.
+func tlsSettings(m *databasev1.MySQL) []setting {
+	if !tlsOn(m) {
+		return nil
+	}
+	s := []setting{{"ssl_ca", TLSCAPath}, {"ssl_cert", TLSMountPath + "/" + certs.CertKey}, {"ssl_key", TLSMountPath + "/" + certs.KeyKey}}
+	if databasev1.TLSModeOf(m) == databasev1.TLSRequired {
+		s = append(s, setting{"require_secure_transport", "ON"})
+	}
+	return s
+}
+
+// tlsVolumes are the pod's TLS volume, if any.
+func tlsVolumes(m *databasev1.MySQL) []*corev1ac.VolumeApplyConfiguration {
+	if !tlsOn(m) {
+		return nil
+	}
+	return []*corev1ac.VolumeApplyConfiguration{corev1ac.Volume().WithName(tlsVolume).
+		WithSecret(corev1ac.SecretVolumeSource().WithSecretName(TLSSecretName(m)).WithDefaultMode(0o440))}
+}
+
+// tlsMounts are a container's mounts of the TLS volume, if any.
+func tlsMounts(m *databasev1.MySQL) []*corev1ac.VolumeMountApplyConfiguration {
+	if !tlsOn(m) {
+		return nil
+	}
+	return []*corev1ac.VolumeMountApplyConfiguration{mount(tlsVolume, TLSMountPath, true)}
+}
+
+// TLSSecret returns the apply configuration of the servers' certificate
+// Secret, of type kubernetes.io/tls with the CA beside.
+func TLSSecret(m *databasev1.MySQL, server certs.KeyPair, ca []byte) *corev1ac.SecretApplyConfiguration {
+	return tlsSecret(m, TLSSecretName(m), map[string][]byte{certs.CertKey: server.Cert, certs.KeyKey: server.Key, certs.CAKey: ca})
+}
+
+// CASecret returns the apply configuration of the CA's Secret.
+func CASecret(m *databasev1.MySQL, ca certs.KeyPair) *corev1ac.SecretApplyConfiguration {
+	return tlsSecret(m, CASecretName(m), map[string][]byte{certs.CertKey: ca.Cert, certs.KeyKey: ca.Key, certs.CAKey: ca.Cert})
+}
+
+func tlsSecret(m *databasev1.MySQL, name string, data map[string][]byte) *corev1ac.SecretApplyConfiguration {
+	return corev1ac.Secret(name, m.Namespace).
+		WithLabels(childLabels(m)).
+		WithOwnerReferences(ownerRef(m)).
+		WithType(corev1.SecretTypeTLS).
+		WithData(data)
+}
+
+// WithTLS returns cred with the TLS of pod's server: verified against ca
+// for the pod's name under the headless Service, and required when the
+// MySQL requires it. Without ca (TLS disabled, or its Secret not made
+// yet), cred is returned as it is.
+func WithTLS(m *databasev1.MySQL, cred dbop.Credentials, ca []byte, pod string) dbop.Credentials {
+	if len(ca) > 0 {
+		cred.TLS = dbop.ServerTLS{CA: string(ca), ServerName: PodDNSName(m, pod),
+			Required: databasev1.TLSModeOf(m) == databasev1.TLSRequired}
+	}
+	return cred
+}
+
+// ServesTLS says pod was made with the servers' certificate mounted.
+func ServesTLS(pod *corev1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == tlsVolume {
+			return true
+		}
+	}
+	return false
+}

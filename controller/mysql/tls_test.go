@@ -1,0 +1,146 @@
+package mysql
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/certs"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/controller/vocabulary"
+	"github.com/example/mysql-operator/internal/ctrltest"
+)
+
+// secretData waits for the Secret name of ns and returns its data once
+// ok accepts it.
+func secretData(t *testing.T, ns, name, what string, ok func(map[string][]byte) bool) map[string][]byte {
+	t.Helper()
+	s := &corev1.Secret{}
+	ctrltest.Eventually(t, what, func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s)
+		return err == nil && ok(s.Data), client.IgnoreNotFound(err)
+	})
+	return s.Data
+}
+
+// TestTLSCertificates: a new MySQL gets its CA and a certificate it signed
+// naming every pod and Service, status says when it expires; a new
+// instance's name, or a certificate past two thirds of its life, gets a
+// new certificate from the same CA; an unreadable CA stalls the MySQL
+// naming its Secret.
+func TestTLSCertificates(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	m := ctrltest.NewMySQL(ns, "db", 2)
+	key := env.Create(t, m)
+	valid := func(m *databasev1.MySQL) func(map[string][]byte) bool {
+		return func(d map[string][]byte) bool { return certs.Check(d, children.TLSNames(m), time.Now()) == nil }
+	}
+	server := secretData(t, ns, "db-tls", "a certificate naming both instances", valid(m))
+	ca := secretData(t, ns, "db-ca", "the CA", func(map[string][]byte) bool { return true })
+	if !bytes.Equal(server[certs.CAKey], ca[certs.CertKey]) {
+		t.Fatal("db-tls's ca.crt is not db-ca's certificate")
+	}
+	leaf, err := certs.Leaf(server[certs.CertKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Eventually(t, "status.tls", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, key, m)
+		return err == nil && m.Status.TLS != nil && m.Status.TLS.NotAfter.Time.Equal(leaf.NotAfter.Truncate(time.Second)), err
+	})
+	sts := &appsv1.StatefulSet{}
+	if err := env.Client.Get(ctx, key, sts); err != nil {
+		t.Fatal(err)
+	}
+	if !children.ServesTLS(&corev1.Pod{Spec: sts.Spec.Template.Spec}) {
+		t.Error("the pods do not mount the certificate")
+	}
+
+	t.Run("a new instance is named", func(t *testing.T) {
+		env.SetReplicas(t, m, 3)
+		secretData(t, ns, "db-tls", "a certificate naming db-2", valid(m))
+		if again := secretData(t, ns, "db-ca", "the CA", func(map[string][]byte) bool { return true }); !bytes.Equal(again[certs.CertKey], ca[certs.CertKey]) {
+			t.Error("the CA changed")
+		}
+	})
+
+	t.Run("renewed at two thirds of its life", func(t *testing.T) {
+		pair := certs.KeyPair{Cert: ca[certs.CertKey], Key: ca[certs.KeyKey]}
+		old, err := certs.Issue(pair, children.TLSNames(m), time.Now().Add(-2*time.Hour), 150*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &corev1.Secret{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-tls"}, s); err != nil {
+			t.Fatal(err)
+		}
+		s.Data[certs.CertKey], s.Data[certs.KeyKey] = old.Cert, old.Key
+		if err := env.Client.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		secretData(t, ns, "db-tls", "a renewed certificate", func(d map[string][]byte) bool {
+			l, err := certs.Leaf(d[certs.CertKey])
+			return err == nil && time.Now().Before(certs.RenewAt(l)) && valid(m)(d)
+		})
+	})
+
+	t.Run("an unreadable CA stalls", func(t *testing.T) {
+		s := &corev1.Secret{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-ca"}, s); err != nil {
+			t.Fatal(err)
+		}
+		s.Data[certs.KeyKey] = []byte("junk")
+		if err := env.Client.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		env.WaitKstatus(t, key, status.FailedStatus)
+		if err := env.Client.Get(ctx, key, m); err != nil {
+			t.Fatal(err)
+		}
+		c := ctrltest.Condition(m.Status.Conditions, databasev1.ConditionStalled)
+		if c == nil || c.Reason != vocabulary.ReasonSecretInvalid || !strings.Contains(c.Message, "Secret db-ca") {
+			t.Errorf("Stalled = %+v, want %s naming Secret db-ca", c, vocabulary.ReasonSecretInvalid)
+		}
+	})
+}
+
+// TestTLSDisabled: a MySQL with TLS disabled has no certificate, mounts
+// none and its status says none.
+func TestTLSDisabled(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	m := ctrltest.NewMySQL(ns, "db", 1)
+	m.Spec.TLS = &databasev1.TLSSpec{Mode: databasev1.TLSDisabled}
+	key := env.Create(t, m)
+	sts := &appsv1.StatefulSet{}
+	ctrltest.Eventually(t, "the StatefulSet", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, key, sts)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if children.ServesTLS(&corev1.Pod{Spec: sts.Spec.Template.Spec}) {
+		t.Error("the pods mount a certificate")
+	}
+	for _, name := range []string{"db-tls", "db-ca"} {
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Secret %s: %v, want none", name, err)
+		}
+	}
+	if err := env.Client.Get(ctx, key, m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Status.TLS != nil {
+		t.Errorf("status.tls = %+v", m.Status.TLS)
+	}
+}

@@ -1,0 +1,225 @@
+package dbop
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/example/mysql-operator/certs"
+	"github.com/example/mysql-operator/internal/dbtest"
+)
+
+// tlsFiles writes a key pair and its CA where the servers read them.
+func tlsFiles(t *testing.T, dir string, pair certs.KeyPair, ca []byte) {
+	t.Helper()
+	for name, b := range map[string][]byte{certs.CertKey: pair.Cert, certs.KeyKey: pair.Key, certs.CAKey: ca} {
+		// Written beside and renamed, as the kubelet swaps a Secret's files.
+		tmp := filepath.Join(dir, "."+name)
+		if err := os.WriteFile(tmp, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sessionValue reads one row of a SHOW ... LIKE statement's value.
+func sessionValue(t *testing.T, db *sql.DB, show string) string {
+	t.Helper()
+	var name, value string
+	if err := db.QueryRow(show).Scan(&name, &value); err != nil {
+		t.Fatalf("%s: %v", show, err)
+	}
+	return value
+}
+
+// replicaField reads one column of SHOW REPLICA STATUS.
+func replicaField(t *testing.T, db *sql.DB, column string) string {
+	t.Helper()
+	rows, err := db.Query("SHOW REPLICA STATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if !rows.Next() {
+		t.Fatal("SHOW REPLICA STATUS: no row")
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cols {
+		if c == column {
+			return vals[i].String
+		}
+	}
+	t.Fatalf("SHOW REPLICA STATUS has no column %s", column)
+	return ""
+}
+
+// TestTLSMariaDB runs two real MariaDB servers that require TLS with a
+// certificate from certs: the operator's connections verify it (and refuse
+// another CA's or another name's), plain clients are refused, replication
+// goes over TLS checked against the CA, and a new certificate reloaded
+// with ReloadTLS reaches new connections while the old ones go on.
+func TestTLSMariaDB(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ca, err := certs.NewCA("test CA", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := certs.Issue(ca, []string{"localhost", "127.0.0.1"}, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsFiles(t, dir, first, ca.Cert)
+	boot, err := MariaDB.Bootstrap(testPasswords)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := dbtest.Start(t, 2, dbtest.Config{Bootstrap: boot, ExtraConfig: []string{"ssl_ca=" + filepath.Join(dir, certs.CAKey),
+		"ssl_cert=" + filepath.Join(dir, certs.CertKey), "ssl_key=" + filepath.Join(dir, certs.KeyKey), "require_secure_transport=ON"}})
+	verified := adminCred
+	verified.TLS = ServerTLS{CA: string(ca.Cert), ServerName: "localhost", Required: true}
+	pool := NewPool(Options{})
+	t.Cleanup(func() { _ = pool.Close() })
+	primary, err := pool.Get(servers[0].Addr(), verified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica, err := pool.Get(servers[1].Addr(), verified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := primary.Status(ctx); err != nil {
+		t.Fatalf("a verified TLS connection: %v", err)
+	}
+	if c := sessionValue(t, primary.db, "SHOW SESSION STATUS LIKE 'Ssl_cipher'"); c == "" {
+		t.Fatal("the operator's session has no TLS cipher")
+	}
+
+	t.Run("refused", func(t *testing.T) {
+		other, err := certs.NewCA("another CA", time.Now(), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, cred := range map[string]Credentials{
+			"in clear":        adminCred,
+			"another CA":      {User: AdminUser, Password: adminCred.Password, TLS: ServerTLS{CA: string(other.Cert), ServerName: "localhost"}},
+			"another name":    {User: AdminUser, Password: adminCred.Password, TLS: ServerTLS{CA: string(ca.Cert), ServerName: "db-9.example"}},
+			"not PEM as a CA": {User: AdminUser, Password: adminCred.Password, TLS: ServerTLS{CA: "junk", ServerName: "localhost"}},
+		} {
+			in, err := Open(servers[0].Addr(), cred, Options{})
+			if err == nil {
+				_, err = in.Status(ctx)
+				_ = in.Close()
+			}
+			if err == nil {
+				t.Errorf("%s: connected", name)
+			}
+			t.Logf("%s: %v", name, err)
+		}
+	})
+
+	t.Run("replication over TLS", func(t *testing.T) {
+		if err := primary.SetWritable(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// A source whose certificate another CA signed is refused.
+		otherDir := t.TempDir()
+		other, err := certs.NewCA("another CA", time.Now(), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tlsFiles(t, otherDir, first, other.Cert)
+		wrong := Source{Host: "127.0.0.1", Port: servers[0].Port, User: ReplUser, Password: testPasswords.ReplPassword,
+			SSL: true, SSLCA: filepath.Join(otherDir, certs.CAKey)}
+		if err := replica.ConfigureReplica(ctx, wrong, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := replica.StartReplica(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, "the receiver refuses the source", func() error {
+			if e := replicaField(t, replica.db, "Last_IO_Error"); e == "" {
+				return os.ErrNotExist
+			}
+			return nil
+		})
+		t.Logf("with another CA: %s", replicaField(t, replica.db, "Last_IO_Error"))
+		if err := replica.StopReplica(ctx); err != nil {
+			t.Fatal(err)
+		}
+		src := Source{Host: "127.0.0.1", Port: servers[0].Port, User: ReplUser, Password: testPasswords.ReplPassword,
+			SSL: true, SSLCA: filepath.Join(dir, certs.CAKey)}
+		if err := replica.ConfigureReplica(ctx, src, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := replica.StartReplica(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := primary.db.ExecContext(ctx, "CREATE DATABASE app"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, "the database replicated", func() error {
+			_, ok, err := replica.Database(ctx, "app")
+			if err == nil && !ok {
+				err = os.ErrNotExist
+			}
+			return err
+		})
+		if got := replicaField(t, replica.db, "Master_SSL_Allowed"); got != "Yes" {
+			t.Errorf("Master_SSL_Allowed = %q", got)
+		}
+		if got := replicaField(t, replica.db, "Master_SSL_CA_File"); got != src.SSLCA {
+			t.Errorf("Master_SSL_CA_File = %q", got)
+		}
+	})
+
+	t.Run("reloaded", func(t *testing.T) {
+		before := sessionValue(t, primary.db, "SHOW STATUS LIKE 'Ssl_server_not_after'")
+		second, err := certs.Issue(ca, []string{"localhost"}, time.Now(), 2*time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tlsFiles(t, dir, second, ca.Cert)
+		if err := primary.ReloadTLS(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := Open(servers[0].Addr(), verified, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fresh.Close()
+		leaf, _ := certs.Leaf(second.Cert)
+		after := sessionValue(t, fresh.db, "SHOW STATUS LIKE 'Ssl_server_not_after'")
+		if after == before || !sameDay(after, leaf.NotAfter) {
+			t.Errorf("a new connection's certificate expires %q (was %q), want the new one's %s", after, before, leaf.NotAfter)
+		}
+		if _, err := primary.Status(ctx); err != nil {
+			t.Errorf("the established connection after the reload: %v", err)
+		}
+		if got := replicaField(t, replica.db, "Slave_IO_Running"); got != "Yes" {
+			t.Errorf("the replica's receiver after the reload: %s", got)
+		}
+	})
+}
+
+// sameDay says an OpenSSL time ("Dec  6 14:03:27 2026 GMT") names t's
+// hour: the status variable's format, checked loosely.
+func sameDay(openssl string, t time.Time) bool {
+	u := t.UTC()
+	return len(openssl) > 0 && strings.Contains(openssl, strconv.Itoa(u.Year())) && strings.Contains(openssl, u.Format("15:04:05"))
+}
