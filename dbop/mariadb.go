@@ -161,8 +161,9 @@ func (mariadbDialect) ResetBinlogs() []Stmt { return stmts("RESET MASTER") }
 func (mariadbDialect) Shutdown() []Stmt { return stmts("SHUTDOWN") }
 
 // ReloadTLS implements Dialect: FLUSH SSL re-reads the files at the
-// paths the server was started with.
-func (mariadbDialect) ReloadTLS() []Stmt { return stmts("FLUSH SSL") }
+// paths the server was started with. LOCAL keeps it out of the binary
+// log: a FLUSH logged on a replica is a transaction its primary never had.
+func (mariadbDialect) ReloadTLS() []Stmt { return stmts("FLUSH LOCAL SSL") }
 
 // ListConnections implements Dialect.
 func (mariadbDialect) ListConnections() Stmt {

@@ -195,8 +195,21 @@ func TestTLSMariaDB(t *testing.T) {
 			t.Fatal(err)
 		}
 		tlsFiles(t, dir, second, ca.Cert)
-		if err := primary.ReloadTLS(ctx); err != nil {
-			t.Fatal(err)
+		gtid := func(in *Instance) string {
+			st, err := in.Status(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.GTIDBinlogState
+		}
+		was := gtid(replica)
+		for _, in := range []*Instance{primary, replica} {
+			if err := in.ReloadTLS(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if now := gtid(replica); now != was {
+			t.Errorf("the reload wrote a transaction on the replica: its binary log went from %q to %q", was, now)
 		}
 		fresh, err := Open(servers[0].Addr(), verified, Options{})
 		if err != nil {

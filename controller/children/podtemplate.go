@@ -11,7 +11,6 @@ import (
 
 	"github.com/example/mysql-operator/agent"
 	databasev1 "github.com/example/mysql-operator/api/v1"
-	"github.com/example/mysql-operator/controller/vocabulary"
 )
 
 // The database pod: the operator starts the server itself, as moco does,
@@ -102,7 +101,7 @@ func podTemplate(m *databasev1.MySQL, agentImage string) *corev1ac.PodTemplateSp
 	}
 	return corev1ac.PodTemplateSpec().
 		WithLabels(PodLabels(m)).
-		WithAnnotations(map[string]string{vocabulary.AnnotationConfigHash: ConfigHash(m)}).
+		WithAnnotations(podAnnotations(m)).
 		WithSpec(spec)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/certs"
+	"github.com/example/mysql-operator/controller/vocabulary"
 	"github.com/example/mysql-operator/dbop"
 )
 
@@ -115,12 +116,19 @@ func WithTLS(m *databasev1.MySQL, cred dbop.Credentials, ca []byte, pod string) 
 	return cred
 }
 
-// ServesTLS says pod was made with the servers' certificate mounted.
-func ServesTLS(pod *corev1.Pod) bool {
-	for _, v := range pod.Spec.Volumes {
-		if v.Name == tlsVolume {
-			return true
-		}
+// ServesTLS says pod was made with the servers' certificate mounted (the
+// cache keeps a pod's annotations, not its spec).
+func ServesTLS(pod *corev1.Pod) bool { return pod.Annotations[vocabulary.AnnotationTLS] == tlsAnnotationOn }
+
+// tlsAnnotationOn is AnnotationTLS's value on pods with the certificate.
+const tlsAnnotationOn = "on"
+
+// podAnnotations are the pod template's annotations: the config hash,
+// and whether the pods mount the certificate.
+func podAnnotations(m *databasev1.MySQL) map[string]string {
+	a := map[string]string{vocabulary.AnnotationConfigHash: ConfigHash(m)}
+	if tlsOn(m) {
+		a[vocabulary.AnnotationTLS] = tlsAnnotationOn
 	}
-	return false
+	return a
 }

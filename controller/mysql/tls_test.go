@@ -63,7 +63,7 @@ func TestTLSCertificates(t *testing.T) {
 	if err := env.Client.Get(ctx, key, sts); err != nil {
 		t.Fatal(err)
 	}
-	if !children.ServesTLS(&corev1.Pod{Spec: sts.Spec.Template.Spec}) {
+	if !children.ServesTLS(&corev1.Pod{ObjectMeta: sts.Spec.Template.ObjectMeta}) {
 		t.Error("the pods do not mount the certificate")
 	}
 
@@ -129,7 +129,7 @@ func TestTLSDisabled(t *testing.T) {
 		err := env.Client.Get(ctx, key, sts)
 		return err == nil, client.IgnoreNotFound(err)
 	})
-	if children.ServesTLS(&corev1.Pod{Spec: sts.Spec.Template.Spec}) {
+	if children.ServesTLS(&corev1.Pod{ObjectMeta: sts.Spec.Template.ObjectMeta}) {
 		t.Error("the pods mount a certificate")
 	}
 	for _, name := range []string{"db-tls", "db-ca"} {

@@ -49,6 +49,11 @@ const (
 // a config change rolls the pods and nothing else does.
 const AnnotationConfigHash = "database.example.com/config-hash"
 
+// AnnotationTLS on the pod template is "on" when the pods mount the
+// servers' certificate: the data plane replicates over TLS once every
+// pod has it.
+const AnnotationTLS = "database.example.com/tls"
+
 // Condition reasons the reconciler sets.
 const (
 	// ReasonSucceeded: every child is current and ready.
