@@ -33,8 +33,11 @@ type Config struct {
 	Secrets string
 	// ReportHost is the name other instances reach this one by.
 	ReportHost string
-	// Listen is the address of the agent's server.
+	// Listen is the address of the agent's server: the probes, and the
+	// API too when TLSDir is empty.
 	Listen string
+	// TLSListen is the address of the API over mutual TLS, when TLSDir is set.
+	TLSListen string
 	// ServerConfig is the server's option file (the operator's my.cnf),
 	// which mariadb-backup reads too.
 	ServerConfig string

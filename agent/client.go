@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,9 +19,16 @@ type Client struct {
 }
 
 // NewClient returns a client of the agent at addr (host:port), with the
-// agent's password as token.
-func NewClient(addr, token string) *Client {
-	return &Client{base: "http://" + addr, token: token, http: &http.Client{Timeout: 10 * time.Second}}
+// agent's password as token, over TLS with tlsConfig (the agent's API
+// port), or in clear when it is nil.
+func NewClient(addr, token string, tlsConfig *tls.Config) *Client {
+	if tlsConfig == nil {
+		return &Client{base: "http://" + addr, token: token, http: &http.Client{Timeout: 10 * time.Second}}
+	}
+	// A client is made per request to an agent (seeds, backups: seldom),
+	// so its connection is not kept for another.
+	return &Client{base: "https://" + addr, token: token,
+		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true}}}
 }
 
 // SeedStatus returns the state of the instance's seed.

@@ -144,6 +144,7 @@ func (c Config) startReplayServer(ctx context.Context, server string, v dbop.Ver
 	args := []string{"--defaults-file=" + c.ServerConfig, "--datadir=" + dir, "--socket=" + s.socket,
 		"--pid-file=" + filepath.Join(run, "restore.pid"), "--skip-networking", "--read-only=OFF", "--skip-slave-start",
 		"--init-file=" + initFile}
+	args = append(args, toolsFor(v.Engine).noTLS...)
 	if os.Geteuid() == 0 {
 		// The pods run as mysql; a server started by root (the agent's
 		// tests) must be told it may.

@@ -47,6 +47,9 @@ const (
 type SeedRequest struct {
 	// Donor is the donor agent's address, host:port.
 	Donor string `json:"donor"`
+	// DonorName is the name the donor agent's certificate holds: when set,
+	// the copy is fetched over mutual TLS, else in clear.
+	DonorName string `json:"donorName,omitempty"`
 	// DonorBinlogState is the donor's @@gtid_binlog_state read just before
 	// the request (see dbop.SeedState).
 	DonorBinlogState string `json:"donorBinlogState"`
@@ -154,7 +157,7 @@ func (s *seeder) copyAndPrepare(req SeedRequest) (SeedStatus, error) {
 	if err := os.MkdirAll(s.tmpDir(), 0o750); err != nil {
 		return SeedStatus{}, err
 	}
-	if err := s.fetch(req.Donor); err != nil {
+	if err := s.fetch(req); err != nil {
 		return SeedStatus{}, err
 	}
 	if err := toolsFor(dbop.EngineMariaDB).prepare(s.tmpDir()); err != nil {
@@ -179,14 +182,25 @@ func (s *seeder) copyAndPrepare(req SeedRequest) (SeedStatus, error) {
 }
 
 // fetch streams the donor's backup into mbstream.
-func (s *seeder) fetch(donor string) error {
+func (s *seeder) fetch(req SeedRequest) error {
+	donor, client, scheme := req.Donor, s.client, "http://"
+	if req.DonorName != "" {
+		if s.c.TLSDir == "" {
+			return fmt.Errorf("the donor %s serves its copy over TLS, and this pod has no certificate: it is made again with one", donor)
+		}
+		cfg, err := s.c.clientTLS(req.DonorName)
+		if err != nil {
+			return err
+		}
+		client, scheme = &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: false}}, "https://"
+	}
 	ctx := context.Background()
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+donor+"/backup", nil)
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+donor+"/backup", nil)
 	if err != nil {
 		return err
 	}
 	httpReq.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := s.client.Do(httpReq)
+	resp, err := client.Do(httpReq)
 	if err != nil {
 		return fmt.Errorf("fetch the backup of %s: %w", donor, err)
 	}

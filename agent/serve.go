@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/example/mysql-operator/dbop"
 )
@@ -40,19 +43,22 @@ func NewProbes(c Config, maxLag int64) (*Probes, error) {
 	return &Probes{db: db, MaxLag: maxLag}, nil
 }
 
-// Handler serves /healthz (the server answers) and /readyz (the server
-// may take its role's traffic) to anyone: they say only ok or why not, no
-// secret is ever in an answer. The seed and backup endpoints need the
-// agent's password as a bearer token.
-func (p *Probes) Handler(s *seeder, b *backupJobs) http.Handler {
-	mux := http.NewServeMux()
-	b.handle(mux, s.authorized)
+// routeProbes serves /healthz (the server answers) and /readyz (the
+// server may take its role's traffic) to anyone: they say only ok or why
+// not, no secret is ever in an answer.
+func (p *Probes) routeProbes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		answer(w, p.alive(r.Context()))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		answer(w, p.ready(r.Context()))
 	})
+}
+
+// routeAPI serves the seed, backup, archive, restore and crash endpoints,
+// each to the bearer of the agent's password.
+func routeAPI(mux *http.ServeMux, s *seeder, b *backupJobs, a *archiver) {
+	b.handle(mux, s.authorized)
 	mux.Handle("GET /backup", s.authorized(http.HandlerFunc(s.backup)))
 	mux.Handle("GET /seed", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st, err := s.status()
@@ -76,7 +82,20 @@ func (p *Probes) Handler(s *seeder, b *backupJobs) http.Handler {
 	mux.Handle("POST /crash", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		answerWith(w, s.c.Crash(), http.StatusInternalServerError)
 	})))
-	return mux
+	mux.Handle("GET /archive", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write(marshal(a.status()))
+	})))
+	mux.Handle("GET /restore", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, found, err := s.c.Restored()
+		switch {
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		case !found:
+			http.Error(w, "no restore made this data directory", http.StatusNotFound)
+		default:
+			_, _ = w.Write(marshal(res))
+		}
+	})))
 }
 
 // authorized lets through requests bearing the agent's password.
@@ -152,7 +171,8 @@ func ReplicaHealth(r *dbop.ReplicaStatus, maxLag int64) error {
 	return nil
 }
 
-// Serve serves the probes and the seed endpoints on c.Listen until ctx
+// Serve serves the probes on c.Listen, and the API: on c.TLSListen with
+// mutual TLS when c.TLSDir is set, else beside the probes, until ctx
 // ends. A seed interrupted by a restart of the agent is reported Failed.
 func Serve(ctx context.Context, c Config, p *Probes) error {
 	token, err := c.readSecret(AgentPasswordFile)
@@ -160,10 +180,6 @@ func Serve(ctx context.Context, c Config, p *Probes) error {
 		return err
 	}
 	s := &seeder{c: c, token: token, client: &http.Client{Timeout: 0}}
-	l, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		return err
-	}
 	b := &backupJobs{c: c, ctx: ctx}
 	a := &archiver{c: c, log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	if c.BackupDir != "" {
@@ -172,32 +188,45 @@ func Serve(ctx context.Context, c Config, p *Probes) error {
 	if c.TLSDir != "" {
 		go (&tlsReloader{c: c, log: a.log}).run(ctx)
 	}
-	h := p.Handler(s, b)
-	mux := http.NewServeMux()
-	mux.Handle("/", h)
-	mux.Handle("GET /archive", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write(marshal(a.status()))
-	})))
-	mux.Handle("GET /restore", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res, found, err := c.Restored()
-		switch {
-		case err != nil:
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-		case !found:
-			http.Error(w, "no restore made this data directory", http.StatusNotFound)
-		default:
-			_, _ = w.Write(marshal(res))
-		}
-	})))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+	probes := http.NewServeMux()
+	p.routeProbes(probes)
+	api := probes
+	l, err := net.Listen("tcp", c.Listen)
+	if err != nil {
 		return err
 	}
-	return nil
+	listeners := []net.Listener{l}
+	if c.TLSDir != "" {
+		api = http.NewServeMux()
+		tl, err := tls.Listen("tcp", c.TLSListen, c.serverTLS())
+		if err != nil {
+			_ = l.Close()
+			return err
+		}
+		listeners = append(listeners, tl)
+	}
+	routeAPI(api, s, b, a)
+	return serveAll(ctx, listeners, []http.Handler{probes, api})
+}
+
+// serveAll serves each listener with its handler until ctx ends, and
+// returns the first failure.
+func serveAll(ctx context.Context, listeners []net.Listener, handlers []http.Handler) error {
+	g, ctx := errgroup.WithContext(ctx)
+	for i, l := range listeners {
+		srv := &http.Server{Handler: handlers[i], ReadHeaderTimeout: 5 * time.Second}
+		g.Go(func() error {
+			if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-ctx.Done()
+			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return srv.Shutdown(shutdown)
+		})
+	}
+	return g.Wait()
 }

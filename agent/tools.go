@@ -25,16 +25,21 @@ type tools struct {
 	stream string
 	// binlog renders a binary log file as SQL; client runs SQL.
 	binlog, client string
+	// noTLS are the server's options that start a scratch server (a
+	// restore's replay, a verification) without TLS: it listens on its
+	// socket only, and its pod need not hold the MySQL's certificate that
+	// my.cnf names.
+	noTLS []string
 }
 
 // toolsFor returns the tools of engine.
 func toolsFor(e dbop.Engine) tools {
 	if e == dbop.EngineMariaDB {
 		return tools{backup: "mariadb-backup", unpack: "mbstream", section: "mariadb-backup", stream: "mbstream",
-			binlog: "mariadb-binlog", client: "mariadb"}
+			binlog: "mariadb-binlog", client: "mariadb", noTLS: []string{"--skip-ssl", "--require-secure-transport=OFF"}}
 	}
 	return tools{backup: "xtrabackup", unpack: "xbstream", section: "xtrabackup", stream: "xbstream",
-		binlog: "mysqlbinlog", client: "mysql"}
+		binlog: "mysqlbinlog", client: "mysql", noTLS: []string{"--tls-version=", "--require-secure-transport=OFF"}}
 }
 
 // backupArgs stream a backup to stdout: the account in the option file

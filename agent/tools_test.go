@@ -32,6 +32,7 @@ func TestToolsGolden(t *testing.T) {
 			{"seed backup", tl.backupArgs("/tmp/backup-1.cnf", "/tmp/backup-1", "")},
 			{"unpack", tl.unpackArgs("/var/lib/mysql/data.restore")},
 			{"prepare", tl.prepareArgs("/var/lib/mysql/data.restore")},
+			{"scratch server without TLS", tl.noTLS},
 		}
 		if e == dbop.EngineMariaDB { // a restore of MySQL to a point in time is refused (replay)
 			commands = append(commands,

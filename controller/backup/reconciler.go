@@ -3,8 +3,6 @@ package backup
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -181,7 +179,7 @@ func (r *Reconciler) follow(ctx context.Context, b *databasev1.MySQLBackup, m *d
 }
 
 // agentOf is the client of the agent of pod, from the cache's pod and the
-// operator's Secret.
+// operator's Secrets: over mutual TLS while the pod serves TLS.
 func (r *Reconciler) agentOf(ctx context.Context, m *databasev1.MySQL, podName string) (*agent.Client, error) {
 	pod := &corev1.Pod{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: podName}, pod); err != nil {
@@ -194,8 +192,17 @@ func (r *Reconciler) agentOf(ctx context.Context, m *databasev1.MySQL, podName s
 	if err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: children.OperatorSecretName(m)}, secret); err != nil {
 		return nil, fmt.Errorf("get the operator's Secret of %s: %w", m.Name, err)
 	}
-	addr := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(children.AgentPort))
-	return agent.NewClient(addr, string(secret.Data[children.AgentPasswordKey])), nil
+	tlsSecret := &corev1.Secret{}
+	if children.ServesTLS(pod) {
+		if err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: children.TLSSecretName(m)}, tlsSecret); err != nil {
+			return nil, fmt.Errorf("get the certificate Secret of %s: %w", m.Name, err)
+		}
+	}
+	addr, cfg, err := children.AgentEndpoint(m, pod, tlsSecret.Data)
+	if err != nil {
+		return nil, err
+	}
+	return agent.NewClient(addr, string(secret.Data[children.AgentPasswordKey]), cfg), nil
 }
 
 // finalize deletes the files of a deleted backup, then lets it go. A

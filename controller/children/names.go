@@ -25,6 +25,8 @@ const (
 	MySQLPort = 3306
 	// AgentPort is the agents' port.
 	AgentPort = 9080
+	// AgentTLSPort is the agents' API port over mutual TLS, while TLS is on.
+	AgentTLSPort = 9443
 	// ServerContainerName is the name of the server's container.
 	ServerContainerName = "mysql"
 	// DataVolume is the name of the data claim template: a pod's claim is
@@ -38,6 +40,7 @@ const (
 	configKey            = "my.cnf"
 	agentPortString      = "9080"
 	agentPortName        = "agent"
+	agentTLSPortName     = "agent-tls"
 	mysqlUID             = 999
 	configVolume         = "config"
 	runVolume            = "run"

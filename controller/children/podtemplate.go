@@ -8,6 +8,7 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"strconv"
 
 	"github.com/example/mysql-operator/agent"
 	databasev1 "github.com/example/mysql-operator/api/v1"
@@ -213,10 +214,14 @@ func agentContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	mounts := []*corev1ac.VolumeMountApplyConfiguration{mount(runVolume, runMountPath, false), mount(agentVolume, agentMountPath, true),
 		mount(agentSecretVolume, agentSecretMountPath, true), mount(DataVolume, dataMountPath, false),
 		mount(configVolume, configMountPath, true), mount(tmpVolume, tmpMountPath, false)}
+	ports := []*corev1ac.ContainerPortApplyConfiguration{
+		corev1ac.ContainerPort().WithName(agentPortName).WithContainerPort(AgentPort).WithProtocol(corev1.ProtocolTCP)}
 	if tlsOn(m) {
-		// The agent reloads the server's certificate when it changes.
-		args = append(args, "--tls-dir="+TLSMountPath)
+		// The agent reloads the server's certificate when it changes, and
+		// serves its API over mutual TLS with it.
+		args = append(args, "--tls-dir="+TLSMountPath, "--tls-listen=:"+strconv.Itoa(AgentTLSPort))
 		mounts = append(mounts, tlsMounts(m)...)
+		ports = append(ports, corev1ac.ContainerPort().WithName(agentTLSPortName).WithContainerPort(AgentTLSPort).WithProtocol(corev1.ProtocolTCP))
 	}
 	if m.Spec.Backup != nil {
 		// The agent takes backups and archives the binary logs.
@@ -225,7 +230,7 @@ func agentContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	}
 	return corev1ac.Container().WithName("agent").WithImage(Image(m)).
 		WithCommand(agentCommand("serve", args...)...).
-		WithPorts(corev1ac.ContainerPort().WithName(agentPortName).WithContainerPort(AgentPort).WithProtocol(corev1.ProtocolTCP)).
+		WithPorts(ports...).
 		WithResources(corev1ac.ResourceRequirements().WithRequests(corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")})).

@@ -1,6 +1,12 @@
 package children
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
@@ -131,4 +137,26 @@ func podAnnotations(m *databasev1.MySQL) map[string]string {
 		a[vocabulary.AnnotationTLS] = tlsAnnotationOn
 	}
 	return a
+}
+
+// AgentEndpoint is the address of pod's agent API, and the TLS config to
+// reach it: while the pod serves TLS, its mutual-TLS port, the
+// certificate of the servers' Secret data presented as the client's and
+// the agent's verified against its CA for the pod's name; else the plain
+// port and a nil config.
+func AgentEndpoint(m *databasev1.MySQL, pod *corev1.Pod, secret map[string][]byte) (string, *tls.Config, error) {
+	if !ServesTLS(pod) {
+		return net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(AgentPort)), nil, nil
+	}
+	pair, err := tls.X509KeyPair(secret[certs.CertKey], secret[certs.KeyKey])
+	if err != nil {
+		return "", nil, fmt.Errorf("the certificate of Secret %s: %w", TLSSecretName(m), err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(secret[certs.CAKey]) {
+		return "", nil, fmt.Errorf("Secret %s has no CA", TLSSecretName(m))
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}, RootCAs: roots,
+		ServerName: PodDNSName(m, pod.Name)}
+	return net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(AgentTLSPort)), cfg, nil
 }

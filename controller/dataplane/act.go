@@ -166,7 +166,11 @@ func (d *DataPlane) failover(ctx context.Context, m *databasev1.MySQL, in *insta
 // acknowledged (topology.ActionDiscardUnacknowledged).
 func (d *DataPlane) discard(ctx context.Context, m *databasev1.MySQL, in *instances, i int, passwords map[string][]byte) error {
 	d.discards.mark(client.ObjectKeyFromObject(m), i, in.observed[i].Executed.String())
-	return agentOf(in, i, passwords).Crash(ctx)
+	a, err := agentOf(m, in, i, passwords)
+	if err != nil {
+		return err
+	}
+	return a.Crash(ctx)
 }
 
 // need returns the connection of instance i; Decide acts only on

@@ -96,9 +96,10 @@ type Report struct {
 type Secrets struct {
 	// Passwords are the operator's accounts' passwords, by key.
 	Passwords map[string][]byte
-	// CA is the PEM of the CA the servers' certificate is verified
-	// against; empty while TLS is disabled.
-	CA []byte
+	// TLS is the data of the servers' certificate Secret (its CA verifies
+	// the servers; its key pair is the operator's to the agents); nil
+	// while TLS is disabled.
+	TLS map[string][]byte
 }
 
 // Reconcile is the data plane of one reconcile of m, whose pods are pods
@@ -111,7 +112,7 @@ type Secrets struct {
 func (d *DataPlane) Reconcile(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, s Secrets) (Report, error) {
 	var rep Report
 	passwords := s.Passwords
-	in := d.observeInstances(ctx, m, pods, dbop.Credentials{User: dbop.AdminUser, Password: string(passwords[children.AdminPasswordKey])}, s.CA)
+	in := d.observeInstances(ctx, m, pods, dbop.Credentials{User: dbop.AdminUser, Password: string(passwords[children.AdminPasswordKey])}, s.TLS)
 	rev, err := d.readRevisions(ctx, m, in)
 	if err != nil {
 		return rep, err

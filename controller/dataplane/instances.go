@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/certs"
 	"github.com/example/mysql-operator/controller/children"
 	"github.com/example/mysql-operator/dbop"
 	"github.com/example/mysql-operator/topology"
@@ -30,6 +31,9 @@ const (
 type instances struct {
 	// pods are the pods by index; nil where a pod is missing.
 	pods []*corev1.Pod
+	// tlsSecret is the data of the servers' certificate Secret, nil while
+	// TLS is disabled.
+	tlsSecret map[string][]byte
 	// db are the connections by index; nil where the pod has no address.
 	db []*dbop.Instance
 	// observed is the input of topology.Decide; status what the servers said.
@@ -43,11 +47,12 @@ type instances struct {
 // address, in parallel, one round trip each,
 // as the operator's admin account. The operator connects to pod addresses,
 // which it reaches in a cluster and from the local cluster's host alike,
-// over TLS verified against ca (when TLS is on) for the pod's name.
-func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, cred dbop.Credentials, ca []byte) *instances {
+// over TLS verified against the CA of tlsSecret (when TLS is on) for the
+// pod's name.
+func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, pods []corev1.Pod, cred dbop.Credentials, tlsSecret map[string][]byte) *instances {
 	n := children.InstanceCount(m)
 	in := &instances{pods: make([]*corev1.Pod, n), db: make([]*dbop.Instance, n), observed: make([]topology.Instance, n),
-		status: make([]*dbop.Status, n), errs: make([]error, n)}
+		status: make([]*dbop.Status, n), errs: make([]error, n), tlsSecret: tlsSecret}
 	for i := range pods {
 		if idx := children.PodIndex(m, pods[i].Name); idx >= 0 && idx < n {
 			in.pods[idx] = &pods[i]
@@ -72,7 +77,7 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 		}
 		addr := pod.Status.PodIP + ":" + strconv.Itoa(children.MySQLPort)
 		addrs = append(addrs, addr)
-		db, err := d.pool.Get(addr, children.WithTLS(m, cred, ca, pod.Name))
+		db, err := d.pool.Get(addr, children.WithTLS(m, cred, tlsSecret[certs.CAKey], pod.Name))
 		if err != nil {
 			in.errs[i] = err
 			continue

@@ -3,8 +3,6 @@ package dataplane
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -15,12 +13,17 @@ import (
 	"github.com/example/mysql-operator/topology"
 )
 
-// agentPort is the agents' port, as net.JoinHostPort takes it.
-var agentPort = strconv.Itoa(children.AgentPort)
-
-// agentOf is the client of the agent of instance i.
-func agentOf(in *instances, i int, passwords map[string][]byte) *agent.Client {
-	return agent.NewClient(net.JoinHostPort(in.observed[i].Host, agentPort), string(passwords[children.AgentPasswordKey]))
+// agentOf is the client of the agent of instance i, over mutual TLS
+// while its pod serves TLS.
+func agentOf(m *databasev1.MySQL, in *instances, i int, passwords map[string][]byte) (*agent.Client, error) {
+	if in.pods[i] == nil {
+		return nil, fmt.Errorf("instance %d has no pod", i)
+	}
+	addr, cfg, err := children.AgentEndpoint(m, in.pods[i], in.tlsSecret)
+	if err != nil {
+		return nil, err
+	}
+	return agent.NewClient(addr, string(passwords[children.AgentPasswordKey]), cfg), nil
 }
 
 // readRestore reads, from instance 0's agent, what the restore that made
@@ -31,12 +34,33 @@ func readRestore(ctx context.Context, m *databasev1.MySQL, in *instances, passwo
 	if m.Spec.Restore == nil || m.Status.Restore != nil || len(in.observed) == 0 || !in.observed[0].Reachable {
 		return nil
 	}
-	res, found, err := agentOf(in, 0, passwords).Restored(ctx)
+	client, err := agentOf(m, in, 0, passwords)
+	if err != nil {
+		return nil
+	}
+	res, found, err := client.Restored(ctx)
 	if err != nil || !found {
 		return nil
 	}
 	return &databasev1.RestoreStatus{Backup: res.Backup, GTID: res.GTID, ReplayedBinlogs: int32(res.Replayed),
 		CompletionTime: metav1.NewTime(res.Completed)}
+}
+
+// seedRequest asks for a seed from the agent of instance from: over
+// mutual TLS, verified for its pod's name, while its pod serves TLS.
+func seedRequest(m *databasev1.MySQL, in *instances, from int) (agent.SeedRequest, error) {
+	if in.pods[from] == nil {
+		return agent.SeedRequest{}, fmt.Errorf("the donor, instance %d, has no pod", from)
+	}
+	donor, cfg, err := children.AgentEndpoint(m, in.pods[from], in.tlsSecret)
+	if err != nil {
+		return agent.SeedRequest{}, err
+	}
+	req := agent.SeedRequest{Donor: donor, DonorBinlogState: in.status[from].GTIDBinlogState}
+	if cfg != nil {
+		req.DonorName = cfg.ServerName
+	}
+	return req, nil
 }
 
 // seed copies the donor's data into an empty instance: MySQL clones over
@@ -61,7 +85,10 @@ func (d *DataPlane) seed(ctx context.Context, m *databasev1.MySQL, in *instances
 // GTID position and clear the seed; the next check configures the
 // instance as a replica. It says what it did, for an event, "" for nothing.
 func (d *DataPlane) seedMariaDB(ctx context.Context, m *databasev1.MySQL, in *instances, a topology.Action, passwords map[string][]byte) (string, error) {
-	target := agentOf(in, a.Target, passwords)
+	target, err := agentOf(m, in, a.Target, passwords)
+	if err != nil {
+		return "", err
+	}
 	st, err := target.SeedStatus(ctx)
 	if err != nil {
 		return "", err
@@ -69,8 +96,10 @@ func (d *DataPlane) seedMariaDB(ctx context.Context, m *databasev1.MySQL, in *in
 	db := need(in, a.Target)
 	switch st.Phase {
 	case agent.SeedNone:
-		donor := net.JoinHostPort(in.observed[a.From].Host, agentPort)
-		req := agent.SeedRequest{Donor: donor, DonorBinlogState: in.status[a.From].GTIDBinlogState}
+		req, err := seedRequest(m, in, a.From)
+		if err != nil {
+			return "", err
+		}
 		if err := target.StartSeed(ctx, req); err != nil {
 			return "", err
 		}

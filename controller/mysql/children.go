@@ -86,7 +86,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, obj *databasev1.MySQ
 func secretsOf(passwords map[string][]byte, tls *tlsState) dataplane.Secrets {
 	s := dataplane.Secrets{Passwords: passwords}
 	if tls != nil {
-		s.CA = tls.ca
+		s.TLS = tls.secret
 	}
 	return s
 }

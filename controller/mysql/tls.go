@@ -27,8 +27,9 @@ import (
 type tlsState struct {
 	// members are the CA's and the certificate's Secrets to apply.
 	members []applyset.Member
-	// ca is the CA's certificate, PEM, which clients trust.
-	ca []byte
+	// secret is the data of the servers' certificate Secret: the key pair
+	// and the CA's certificate, which clients trust.
+	secret map[string][]byte
 	// status is what status.tls says.
 	status *databasev1.TLSStatus
 	// issued says a CA or a certificate was made in this reconcile.
@@ -69,7 +70,8 @@ func (r *Reconciler) tlsSecrets(ctx context.Context, obj *databasev1.MySQL, now 
 	return &tlsState{
 		members: []applyset.Member{applyset.Of[corev1.Secret](children.CASecret(obj, ca)),
 			applyset.Of[corev1.Secret](children.TLSSecret(obj, server, ca.Cert))},
-		ca: ca.Cert, issued: madeCA || issue,
+		secret: map[string][]byte{certs.CertKey: server.Cert, certs.KeyKey: server.Key, certs.CAKey: ca.Cert},
+		issued: madeCA || issue,
 		status: &databasev1.TLSStatus{SecretName: children.TLSSecretName(obj), NotAfter: metav1.NewTime(leaf.NotAfter),
 			RenewAt: metav1.NewTime(certs.RenewAt(leaf)), CANotAfter: metav1.NewTime(caLeaf.NotAfter)},
 	}, nil
