@@ -124,7 +124,9 @@ func WithTLS(m *databasev1.MySQL, cred dbop.Credentials, ca []byte, pod string) 
 
 // ServesTLS says pod was made with the servers' certificate mounted (the
 // cache keeps a pod's annotations, not its spec).
-func ServesTLS(pod *corev1.Pod) bool { return pod.Annotations[vocabulary.AnnotationTLS] == tlsAnnotationOn }
+func ServesTLS(pod *corev1.Pod) bool {
+	return pod.Annotations[vocabulary.AnnotationTLS] == tlsAnnotationOn
+}
 
 // tlsAnnotationOn is AnnotationTLS's value on pods with the certificate.
 const tlsAnnotationOn = "on"
