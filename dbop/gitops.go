@@ -159,6 +159,9 @@ type UserSpec struct {
 	MaxUserConnections int
 	// RequireSSL refuses connections without TLS.
 	RequireSSL bool
+	// RequireSubject, when set, refuses connections without a client
+	// certificate of this subject (REQUIRE SUBJECT); it implies TLS.
+	RequireSubject string
 }
 
 // UserInfo is what the server reports about an account (the password cannot be
@@ -168,6 +171,9 @@ type UserInfo struct {
 	MaxUserConnections int
 	// RequireSSL is true when the account requires TLS (ssl_type ANY).
 	RequireSSL bool
+	// RequireSubject is the client certificate subject the account
+	// requires (ssl_type SPECIFIED), empty for none.
+	RequireSubject string
 }
 
 // userStmt renders CREATE USER or ALTER USER with the attributes of spec; the
@@ -176,7 +182,7 @@ func userStmt(verb string, spec UserSpec, withPassword bool) ([]Stmt, error) {
 	if spec.Name == "" || spec.Host == "" {
 		return nil, errors.New("user name and host are required")
 	}
-	if err := checkText("user", spec.Name+spec.Host+spec.Password); err != nil {
+	if err := checkText("user", spec.Name+spec.Host+spec.Password+spec.RequireSubject); err != nil {
 		return nil, err
 	}
 	if spec.MaxUserConnections < 0 {
@@ -188,9 +194,13 @@ func userStmt(verb string, spec UserSpec, withPassword bool) ([]Stmt, error) {
 		q += " IDENTIFIED BY ?"
 		args = append(args, spec.Password)
 	}
-	if spec.RequireSSL {
+	switch {
+	case spec.RequireSubject != "":
+		q += " REQUIRE SUBJECT ?"
+		args = append(args, spec.RequireSubject)
+	case spec.RequireSSL:
 		q += " REQUIRE SSL"
-	} else {
+	default:
 		q += " REQUIRE NONE"
 	}
 	q += " WITH MAX_USER_CONNECTIONS ?"
@@ -200,7 +210,7 @@ func userStmt(verb string, spec UserSpec, withPassword bool) ([]Stmt, error) {
 
 // userInfoQuery reads an account's attributes from mysql.user (a view on MariaDB).
 func userInfoQuery(name, host string) Stmt {
-	return stmt("SELECT max_user_connections, ssl_type FROM mysql.user WHERE User = ? AND Host = ?", name, host)
+	return stmt("SELECT max_user_connections, ssl_type, CAST(x509_subject AS CHAR) FROM mysql.user WHERE User = ? AND Host = ?", name, host)
 }
 
 // CreateUser creates an account with its password and attributes.
@@ -230,7 +240,8 @@ func (i *Instance) DropUser(ctx context.Context, name, host string) error {
 func (i *Instance) User(ctx context.Context, name, host string) (info UserInfo, ok bool, err error) {
 	s := userInfoQuery(name, host)
 	var sslType string
-	err = i.db.QueryRowContext(ctx, s.SQL, s.Args...).Scan(&info.MaxUserConnections, &sslType)
+	var subject sql.NullString
+	err = i.db.QueryRowContext(ctx, s.SQL, s.Args...).Scan(&info.MaxUserConnections, &sslType, &subject)
 	if errors.Is(err, sql.ErrNoRows) {
 		return UserInfo{}, false, nil
 	}
@@ -238,5 +249,8 @@ func (i *Instance) User(ctx context.Context, name, host string) (info UserInfo, 
 		return UserInfo{}, false, fmt.Errorf("read user on %s: %w", i.addr, err)
 	}
 	info.RequireSSL = strings.EqualFold(sslType, "ANY")
+	if strings.EqualFold(sslType, "SPECIFIED") {
+		info.RequireSubject = subject.String
+	}
 	return info, true, nil
 }

@@ -187,6 +187,9 @@ func goldenGitOps(b *strings.Builder, d Dialect) {
 	renderStmts(b, "AlterUser (password)", ss, err)
 	ss, err = userStmt("ALTER", u, false)
 	renderStmts(b, "AlterUser (attributes)", ss, err)
+	u.RequireSubject = "/CN=o'app/O=shop"
+	ss, err = userStmt("ALTER", u, false)
+	renderStmts(b, "AlterUser (X.509 subject)", ss, err)
 	renderStmts(b, "DropUser", []Stmt{stmt("DROP USER IF EXISTS ?@?", "o'app", "10.0.%")}, nil)
 	renderStmts(b, "User", []Stmt{userInfoQuery("o'app", "10.0.%")}, nil)
 	renderStmts(b, "Grants", []Stmt{stmt("SHOW GRANTS FOR ?@?", "o'app", "10.0.%")}, nil)

@@ -2,6 +2,8 @@ package dbop
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"os"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/example/mysql-operator/certs"
 	"github.com/example/mysql-operator/internal/dbtest"
@@ -133,6 +137,28 @@ func TestTLSMariaDB(t *testing.T) {
 		}
 	})
 
+	t.Run("an account that requires a certificate's subject", func(t *testing.T) {
+		spec := UserSpec{Name: "app", Host: "%", Password: "app-pw-1", RequireSubject: "/CN=app"}
+		if err := primary.CreateUser(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+		info, ok, err := primary.User(ctx, "app", "%")
+		if err != nil || !ok || info.RequireSubject != "/CN=app" {
+			t.Fatalf("User = %+v, %t, %v; want the subject /CN=app", info, ok, err)
+		}
+		login := func(names ...string) error {
+			return loginWithClientCert(ctx, servers[0].Addr(), "app", "app-pw-1", ca, names)
+		}
+		if err := login("app"); err != nil {
+			t.Errorf("with a certificate of CN=app: %v", err)
+		}
+		for what, names := range map[string][]string{"no certificate": nil, "CN=other": {"other"}} {
+			if err := login(names...); err == nil {
+				t.Errorf("with %s: logged in", what)
+			}
+		}
+	})
+
 	t.Run("replication over TLS", func(t *testing.T) {
 		if err := primary.SetWritable(ctx); err != nil {
 			t.Fatal(err)
@@ -235,4 +261,33 @@ func TestTLSMariaDB(t *testing.T) {
 func sameDay(openssl string, t time.Time) bool {
 	u := t.UTC()
 	return len(openssl) > 0 && strings.Contains(openssl, strconv.Itoa(u.Year())) && strings.Contains(openssl, u.Format("15:04:05"))
+}
+
+// loginWithClientCert logs in to addr as user over TLS verified against
+// the CA, presenting, when names are given, a client certificate the CA
+// issued for them (the first is its CN).
+func loginWithClientCert(ctx context.Context, addr, user, password string, ca certs.KeyPair, names []string) error {
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca.Cert)
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", addr
+	cfg.TLS = &tls.Config{RootCAs: roots, ServerName: "localhost", MinVersion: tls.VersionTLS12}
+	if len(names) > 0 {
+		pair, err := certs.Issue(ca, names, time.Now(), time.Hour)
+		if err != nil {
+			return err
+		}
+		cert, err := tls.X509KeyPair(pair.Cert, pair.Key)
+		if err != nil {
+			return err
+		}
+		cfg.TLS.Certificates = []tls.Certificate{cert}
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	return db.PingContext(ctx)
 }

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/certs"
@@ -78,6 +80,38 @@ func TestTLS(t *testing.T) {
 		}
 		if after := containerRestarts(t, ns, "db-0", "db-1"); !maps.Equal(after, restarts) {
 			t.Errorf("restarts by pod and uid %v before, %v after the rotation", restarts, after)
+		}
+	})
+
+	t.Run("a user that requires TLS", func(t *testing.T) {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tls-user", Namespace: ns},
+			StringData: map[string]string{"password": "only-over-tls-1"}}
+		if err := c.Client.Create(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+		u := &databasev1.MySQLUser{ObjectMeta: metav1.ObjectMeta{Name: "secure", Namespace: ns}, Spec: databasev1.MySQLUserSpec{
+			MySQLRef: databasev1.MySQLReference{Name: "db"}, RequireTLS: true,
+			PasswordSecretRef: databasev1.PasswordSecretReference{Name: "tls-user", Key: "password"}}}
+		if err := c.Client.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		testenv.WaitKstatusOf(t, c.Client, "MySQLUser", key(ns, "secure"), status.CurrentStatus, timeout)
+		db, err := workload.OpenTLS(clusterIP(t, ns, "db"), "secure", "only-over-tls-1",
+			&tls.Config{RootCAs: ca, ServerName: "db." + ns + ".svc", MinVersion: tls.VersionTLS12})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.PingContext(ctx); err != nil {
+			t.Errorf("the user over TLS: %v", err)
+		}
+		plain, err := workload.Open(clusterIP(t, ns, "db"), "secure", "only-over-tls-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer plain.Close()
+		if err := plain.PingContext(ctx); err == nil {
+			t.Error("the user that requires TLS logged in in clear")
 		}
 	})
 

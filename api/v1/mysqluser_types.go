@@ -69,6 +69,14 @@ type MySQLUserSpec struct {
 	// +optional
 	RequireTLS bool `json:"requireTLS,omitempty"`
 
+	// requireX509Subject refuses the account's connections whose client
+	// certificate, verified against the servers' CA, does not have this
+	// subject (REQUIRE SUBJECT), e.g. "/CN=app/O=shop". It implies TLS.
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="requireX509Subject: a subject starts with '/', as /CN=app/O=shop"
+	// +optional
+	RequireX509Subject string `json:"requireX509Subject,omitempty"`
+
 	// deletionPolicy says what deleting this object does to the account:
 	// Delete (the default) drops it, Retain leaves it on the server.
 	// +kubebuilder:default=Delete

@@ -17,11 +17,13 @@ const (
 	TLSRequired TLSMode = "Required"
 )
 
-// TLSSpec is how a MySQL's servers speak TLS. The operator's own CA (one
-// per MySQL, in the Secret <name>-ca) signs the servers' certificate (in
-// <name>-tls, with ca.crt for clients to verify the servers against),
-// which names every pod under the headless Service, the client Services
-// and localhost, and is renewed at two thirds of its life without a
+// TLSSpec is how a MySQL's servers speak TLS, and whose certificate they
+// use: by default the operator's own CA (one per MySQL, in the Secret
+// <name>-ca) signs it, renewed at two thirds of its life; or a Secret of
+// yours holds it. In every case the servers use
+// the Secret <name>-tls (tls.crt, tls.key, ca.crt), which the operator
+// writes only with a certificate that passes its checks, so that a bad
+// one never reaches the servers; a new certificate is reloaded without a
 // restart.
 type TLSSpec struct {
 	// mode is Disabled, Enabled (the servers offer TLS) or Required (they
@@ -29,6 +31,17 @@ type TLSSpec struct {
 	// +kubebuilder:default=Enabled
 	// +optional
 	Mode TLSMode `json:"mode,omitempty"`
+
+	// secretName names a Secret of the MySQL's namespace holding the
+	// servers' certificate (tls.crt, naming every pod under the headless
+	// Service, <pod>.<name>-headless.<namespace>.svc, and the Services),
+	// its key (tls.key) and the CA that signed it (ca.crt). You renew it;
+	// the operator warns (condition CertificateExpiring) once it is two
+	// thirds through its life.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
 }
 
 // TLSStatus is what the operator knows of a MySQL's certificates.
@@ -41,6 +54,9 @@ type TLSStatus struct {
 	RenewAt metav1.Time `json:"renewAt"`
 	// caNotAfter is when the CA expires.
 	CANotAfter metav1.Time `json:"caNotAfter"`
+	// source is where the certificate comes from: Operator (its own CA) or
+	// Secret (tls.secretName).
+	Source string `json:"source"`
 }
 
 // TLSModeOf is the MySQL's TLS mode: Enabled when the spec leaves it out.
@@ -50,3 +66,8 @@ func TLSModeOf(m *MySQL) TLSMode {
 	}
 	return m.Spec.TLS.Mode
 }
+
+// ConditionCertificateExpiring is True while the servers' certificate,
+// renewed by its owner (tls.secretName's), is past two thirds of its
+// life; its message says when it expires.
+const ConditionCertificateExpiring = "CertificateExpiring"

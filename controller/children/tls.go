@@ -97,6 +97,23 @@ func TLSSecret(m *databasev1.MySQL, server certs.KeyPair, ca []byte) *corev1ac.S
 	return tlsSecret(m, TLSSecretName(m), map[string][]byte{certs.CertKey: server.Cert, certs.KeyKey: server.Key, certs.CAKey: ca})
 }
 
+// CopiedTLSSecret returns the apply configuration of the servers'
+// certificate Secret copied from tls.secretName's data, marked with the
+// source's version ("<uid>/<resourceVersion>").
+func CopiedTLSSecret(m *databasev1.MySQL, data map[string][]byte, version string) *corev1ac.SecretApplyConfiguration {
+	return tlsSecret(m, TLSSecretName(m), map[string][]byte{certs.CertKey: data[certs.CertKey], certs.KeyKey: data[certs.KeyKey],
+		certs.CAKey: data[certs.CAKey]}).WithAnnotations(map[string]string{vocabulary.AnnotationTLSSource: version})
+}
+
+// TLSSourceSecret is the Secret of the owner's that holds the servers'
+// certificate (tls.secretName), empty when the operator issues it.
+func TLSSourceSecret(m *databasev1.MySQL) string {
+	if m.Spec.TLS == nil {
+		return ""
+	}
+	return m.Spec.TLS.SecretName
+}
+
 // CASecret returns the apply configuration of the CA's Secret.
 func CASecret(m *databasev1.MySQL, ca certs.KeyPair) *corev1ac.SecretApplyConfiguration {
 	return tlsSecret(m, CASecretName(m), map[string][]byte{certs.CertKey: ca.Cert, certs.KeyKey: ca.Key, certs.CAKey: ca.Cert})

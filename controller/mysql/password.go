@@ -128,17 +128,23 @@ func (r *Reconciler) checkSecretRef(ctx context.Context, obj *databasev1.MySQL) 
 	return nil
 }
 
-// indexSecretRef indexes MySQLs by the Secret their rootPasswordSecretRef names.
-const indexSecretRef = ".spec.rootPasswordSecretRef.name"
+// indexSecretRef indexes MySQLs by the Secrets of others they name: their
+// rootPasswordSecretRef's and their tls.secretName.
+const indexSecretRef = ".spec.secretRefs"
 
 func secretRefIndex(o client.Object) []string {
-	if ref := o.(*databasev1.MySQL).Spec.RootPasswordSecretRef; ref != nil {
-		return []string{ref.Name}
+	m := o.(*databasev1.MySQL)
+	var names []string
+	if ref := m.Spec.RootPasswordSecretRef; ref != nil {
+		names = append(names, ref.Name)
 	}
-	return nil
+	if name := children.TLSSourceSecret(m); name != "" {
+		names = append(names, name)
+	}
+	return names
 }
 
-// mysqlsForSecret maps a Secret to the MySQLs whose rootPasswordSecretRef names it.
+// mysqlsForSecret maps a Secret to the MySQLs that name it.
 func (r *Reconciler) mysqlsForSecret(ctx context.Context, s client.Object) []reconcile.Request {
 	list := &databasev1.MySQLList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(s.GetNamespace()), client.MatchingFields{indexSecretRef: s.GetName()}); err != nil {

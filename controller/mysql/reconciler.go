@@ -186,6 +186,9 @@ func (r *Reconciler) reportWritten(ctx context.Context, was *databasev1.MySQL, n
 	if conditions.IsTrue(after, databasev1.ConditionEndOfLife) && !conditions.IsTrue(was, databasev1.ConditionEndOfLife) {
 		vocabulary.Event(r.Recorder, was, vocabulary.EventEndOfLife, "%s", conditions.GetMessage(after, databasev1.ConditionEndOfLife))
 	}
+	if conditions.IsTrue(after, databasev1.ConditionCertificateExpiring) && !conditions.IsTrue(was, databasev1.ConditionCertificateExpiring) {
+		vocabulary.Event(r.Recorder, was, vocabulary.EventCertificateExpiring, "%s", conditions.GetMessage(after, databasev1.ConditionCertificateExpiring))
+	}
 }
 
 // endOfLife says, when the MySQL's version is no longer supported by its

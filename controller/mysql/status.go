@@ -65,6 +65,7 @@ func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) da
 		conditions.Delete(out, databasev1.ConditionStalled)
 	}
 	markEndOfLife(out, obs.endOfLife)
+	markExpiring(out, obs)
 	out.Status.Phase = phaseOf(out)
 	out.Status.Message = conditions.GetMessage(out, databasev1.ConditionReady)
 	if final {
@@ -119,6 +120,19 @@ func markEndOfLife(obj *databasev1.MySQL, message string) {
 		return
 	}
 	conditions.MarkTrue(obj, databasev1.ConditionEndOfLife, vocabulary.EventEndOfLife, "%s", message)
+}
+
+// markExpiring sets the CertificateExpiring condition from the TLS's
+// observation, deletes it when the certificate is not expiring, and keeps
+// it as it was when the TLS was not observed (a reconcile that failed
+// before).
+func markExpiring(obj *databasev1.MySQL, obs *observation) {
+	switch {
+	case obs.tls != nil && obs.tls.expiring != "":
+		conditions.MarkTrue(obj, databasev1.ConditionCertificateExpiring, vocabulary.EventCertificateExpiring, "%s", obs.tls.expiring)
+	case obs.tls != nil || databasev1.TLSModeOf(obj) == databasev1.TLSDisabled:
+		conditions.Delete(obj, databasev1.ConditionCertificateExpiring)
+	}
 }
 
 // markStalled marks obj Stalled and not Ready for reason.

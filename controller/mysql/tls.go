@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
@@ -15,6 +17,7 @@ import (
 	"github.com/example/mysql-operator/controller/children"
 	"github.com/example/mysql-operator/controller/outcome"
 	"github.com/example/mysql-operator/controller/vocabulary"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The servers' certificates: the MySQL's own CA, made once into
@@ -32,8 +35,12 @@ type tlsState struct {
 	secret map[string][]byte
 	// status is what status.tls says.
 	status *databasev1.TLSStatus
-	// issued says a CA or a certificate was made in this reconcile.
+	// issued says a CA or a certificate was made, or copied, in this
+	// reconcile.
 	issued bool
+	// expiring says when a certificate its owner renews is past two
+	// thirds of its life; empty when it is not.
+	expiring string
 }
 
 // tlsSecrets returns the TLS of obj at now: the stored CA and certificate,
@@ -41,6 +48,9 @@ type tlsState struct {
 func (r *Reconciler) tlsSecrets(ctx context.Context, obj *databasev1.MySQL, now time.Time) (*tlsState, error) {
 	if databasev1.TLSModeOf(obj) == databasev1.TLSDisabled {
 		return nil, nil
+	}
+	if name := children.TLSSourceSecret(obj); name != "" {
+		return r.broughtTLS(ctx, obj, name, now)
 	}
 	ca, caLeaf, madeCA, err := r.caOf(ctx, obj, now)
 	if err != nil {
@@ -72,9 +82,14 @@ func (r *Reconciler) tlsSecrets(ctx context.Context, obj *databasev1.MySQL, now 
 			applyset.Of[corev1.Secret](children.TLSSecret(obj, server, ca.Cert))},
 		secret: map[string][]byte{certs.CertKey: server.Cert, certs.KeyKey: server.Key, certs.CAKey: ca.Cert},
 		issued: madeCA || issue,
-		status: &databasev1.TLSStatus{SecretName: children.TLSSecretName(obj), NotAfter: metav1.NewTime(leaf.NotAfter),
-			RenewAt: metav1.NewTime(certs.RenewAt(leaf)), CANotAfter: metav1.NewTime(caLeaf.NotAfter)},
+		status: tlsStatus(obj, vocabulary.TLSSourceOperator, leaf, caLeaf),
 	}, nil
+}
+
+// tlsStatus is status.tls of a certificate and its CA.
+func tlsStatus(obj *databasev1.MySQL, source string, leaf, ca *x509.Certificate) *databasev1.TLSStatus {
+	return &databasev1.TLSStatus{SecretName: children.TLSSecretName(obj), Source: source, NotAfter: metav1.NewTime(leaf.NotAfter),
+		RenewAt: metav1.NewTime(certs.RenewAt(leaf)), CANotAfter: metav1.NewTime(ca.NotAfter)}
 }
 
 // caOf returns obj's CA, and its certificate parsed: the stored one, or a
@@ -102,4 +117,49 @@ func (r *Reconciler) caOf(ctx context.Context, obj *databasev1.MySQL, now time.T
 			"Secret %s: %v: delete it to have a new CA made, and give clients its ca.crt", name, err)
 	}
 	return ca, leaf, made, nil
+}
+
+// broughtTLS returns the TLS of a MySQL whose certificate is in a Secret
+// of its owner's, name: copied into <name>-tls once it passes
+// certs.Check, the copy marked with the source's uid and resourceVersion.
+// The cache keeps no value of a Secret the operator does not own, so the
+// source is read from the API server only when its resourceVersion is not
+// the one copied. A source that does not pass (or a copy that no longer
+// does: expired, or an instance it does not name) stalls the MySQL, and
+// the servers keep the last good copy.
+func (r *Reconciler) broughtTLS(ctx context.Context, obj *databasev1.MySQL, name string, now time.Time) (*tlsState, error) {
+	src := &corev1.Secret{}
+	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: name}, src); {
+	case apierrors.IsNotFound(err):
+		return nil, outcome.Stalled(vocabulary.ReasonSecretNotFound, "tls.secretName: Secret %s not found in namespace %s", name, obj.Namespace)
+	case err != nil:
+		return nil, fmt.Errorf("get Secret %s: %w", name, err)
+	}
+	copied := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: children.TLSSecretName(obj)}, copied)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("get Secret %s: %w", children.TLSSecretName(obj), err)
+	}
+	version := string(src.UID) + "/" + src.ResourceVersion
+	data, issued := copied.Data, false
+	if copied.Annotations[vocabulary.AnnotationTLSSource] != version {
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: name}, src); err != nil {
+			return nil, fmt.Errorf("get Secret %s: %w", name, err)
+		}
+		data, issued, version = src.Data, true, string(src.UID)+"/"+src.ResourceVersion
+	}
+	if err := certs.Check(data, children.TLSNames(obj), now); err != nil {
+		return nil, outcome.Stalled(vocabulary.ReasonSecretInvalid, "tls.secretName: Secret %s: %v; the servers keep their last good certificate", name, err)
+	}
+	leaf, _ := certs.Leaf(data[certs.CertKey]) // Check parsed it
+	ca, err := certs.Leaf(data[certs.CAKey])
+	if err != nil {
+		return nil, outcome.Stalled(vocabulary.ReasonSecretInvalid, "tls.secretName: Secret %s: %s: %v", name, certs.CAKey, err)
+	}
+	st := &tlsState{issued: issued, secret: data, status: tlsStatus(obj, vocabulary.TLSSourceSecret, leaf, ca),
+		members: []applyset.Member{applyset.Of[corev1.Secret](children.CopiedTLSSecret(obj, data, version))}}
+	if !now.Before(certs.RenewAt(leaf)) {
+		st.expiring = fmt.Sprintf("the certificate of Secret %s expires at %s: renew it", name, leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return st, nil
 }

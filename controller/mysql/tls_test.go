@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -143,4 +144,76 @@ func TestTLSDisabled(t *testing.T) {
 	if m.Status.TLS != nil {
 		t.Errorf("status.tls = %+v", m.Status.TLS)
 	}
+}
+
+// TestTLSFromSecret: a MySQL whose certificate is in a Secret of its
+// owner's stalls while it is missing, copies it into db-tls once it is
+// good, keeps that copy and stalls naming what is wrong when a bad one
+// replaces it, and warns once a good one is past two thirds of its life.
+func TestTLSFromSecret(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	m := ctrltest.NewMySQL(ns, "db", 1)
+	m.Spec.TLS = &databasev1.TLSSpec{SecretName: "corp-tls"}
+	key := env.Create(t, m)
+	stalled := func(reason, part string) {
+		t.Helper()
+		ctrltest.Eventually(t, "Stalled "+reason+" naming "+part, func(ctx context.Context) (bool, error) {
+			err := env.Client.Get(ctx, key, m)
+			c := ctrltest.Condition(m.Status.Conditions, databasev1.ConditionStalled)
+			return err == nil && c != nil && c.Status == "True" && c.Reason == reason && strings.Contains(c.Message, part), err
+		})
+	}
+	stalled(vocabulary.ReasonSecretNotFound, "tls.secretName: Secret corp-tls not found")
+
+	ca, err := certs.NewCA("corp CA", time.Now(), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := certs.Issue(ca, children.TLSNames(m), time.Now(), 10*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "corp-tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{certs.CertKey: good.Cert, certs.KeyKey: good.Key, certs.CAKey: ca.Cert}}
+	if err := env.Client.Create(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	secretData(t, ns, "db-tls", "db-tls, a copy of corp-tls", func(d map[string][]byte) bool { return bytes.Equal(d[certs.CertKey], good.Cert) })
+	ctrltest.Eventually(t, "status.tls from the Secret", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, key, m)
+		return err == nil && m.Status.TLS != nil && m.Status.TLS.Source == vocabulary.TLSSourceSecret &&
+			ctrltest.Condition(m.Status.Conditions, databasev1.ConditionStalled) == nil, err
+	})
+
+	other, err := certs.Issue(ca, children.TLSNames(m), time.Now(), 10*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Data[certs.KeyKey] = other.Key // not tls.crt's key
+	if err := env.Client.Update(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	stalled(vocabulary.ReasonSecretInvalid, "tls.secretName: Secret corp-tls: tls.crt does not match tls.key")
+	if d := secretData(t, ns, "db-tls", "db-tls", func(map[string][]byte) bool { return true }); !bytes.Equal(d[certs.KeyKey], good.Key) {
+		t.Error("the bad key reached db-tls")
+	}
+
+	aging, err := certs.Issue(ca, children.TLSNames(m), time.Now().Add(-2*time.Hour), 150*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Data[certs.CertKey], src.Data[certs.KeyKey] = aging.Cert, aging.Key
+	if err := env.Client.Update(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Eventually(t, "CertificateExpiring", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, key, m)
+		c := ctrltest.Condition(m.Status.Conditions, databasev1.ConditionCertificateExpiring)
+		return err == nil && c != nil && c.Status == "True" && strings.Contains(c.Message, "Secret corp-tls expires at"), err
+	})
+	ctrltest.Eventually(t, "a CertificateExpiring event", func(ctx context.Context) (bool, error) {
+		return env.HasEvent(ctx, ns, vocabulary.EventCertificateExpiring, "corp-tls")
+	})
 }

@@ -68,7 +68,8 @@ func (userKind) apply(ctx context.Context, p *sqlPass, u *databasev1.MySQLUser, 
 	if err != nil {
 		return err
 	}
-	spec := dbop.UserSpec{Name: u.UserName(), Host: u.UserHost(), MaxUserConnections: int(u.Spec.MaxUserConnections), RequireSSL: u.Spec.RequireTLS}
+	spec := dbop.UserSpec{Name: u.UserName(), Host: u.UserHost(), MaxUserConnections: int(u.Spec.MaxUserConnections), RequireSSL: u.Spec.RequireTLS,
+		RequireSubject: u.Spec.RequireX509Subject}
 	info, exists, err := p.db.User(ctx, spec.Name, spec.Host)
 	if err != nil {
 		return err
@@ -130,7 +131,9 @@ func userDrift(spec dbop.UserSpec, info dbop.UserInfo) string {
 	if info.MaxUserConnections != spec.MaxUserConnections {
 		diffs = append(diffs, fmt.Sprintf("max user connections %d, not %d", spec.MaxUserConnections, info.MaxUserConnections))
 	}
-	if info.RequireSSL != spec.RequireSSL {
+	if info.RequireSubject != spec.RequireSubject {
+		diffs = append(diffs, fmt.Sprintf("require X.509 subject %q, not %q", spec.RequireSubject, info.RequireSubject))
+	} else if spec.RequireSubject == "" && info.RequireSSL != spec.RequireSSL {
 		diffs = append(diffs, fmt.Sprintf("require TLS %t, not %t", spec.RequireSSL, info.RequireSSL))
 	}
 	return strings.Join(diffs, ", ")

@@ -139,4 +139,11 @@ func TestDatabaseAndUserDrift(t *testing.T) {
 	if got != "max user connections 5, not 0, require TLS true, not false" {
 		t.Errorf("userDrift = %q", got)
 	}
+	spec.RequireSubject = "/CN=app"
+	if got := userDrift(spec, dbop.UserInfo{MaxUserConnections: 5, RequireSubject: "/CN=app"}); got != "" {
+		t.Errorf("userDrift of an account with its subject = %q", got)
+	}
+	if got := userDrift(spec, dbop.UserInfo{MaxUserConnections: 5, RequireSSL: true}); got != `require X.509 subject "/CN=app", not ""` {
+		t.Errorf("userDrift of a subject lost = %q", got)
+	}
 }

@@ -54,6 +54,18 @@ const AnnotationConfigHash = "database.example.com/config-hash"
 // pod has it.
 const AnnotationTLS = "database.example.com/tls"
 
+// AnnotationTLSSource on <name>-tls says which version of tls.secretName's
+// Secret it is a copy of: "<uid>/<resourceVersion>".
+const AnnotationTLSSource = "database.example.com/tls-source"
+
+// Where a MySQL's certificate comes from, as status.tls.source says.
+const (
+	// TLSSourceOperator: the MySQL's own CA, made by the operator.
+	TLSSourceOperator = "Operator"
+	// TLSSourceSecret: tls.secretName, a Secret of the MySQL's owner.
+	TLSSourceSecret = "Secret"
+)
+
 // Condition reasons the reconciler sets.
 const (
 	// ReasonSucceeded: every child is current and ready.
@@ -122,28 +134,32 @@ const (
 	EventTopology = "Topology"
 	// EventEndOfLife: the MySQL runs a version its vendor no longer supports.
 	EventEndOfLife = "EndOfLife"
+	// EventCertificateExpiring: the servers' certificate, which its owner
+	// renews (tls.secretName), is past two thirds of its life.
+	EventCertificateExpiring = "CertificateExpiring"
 )
 
 // eventActions is the action (what the operator did, as events.k8s.io asks)
 // and type of each event reason.
 var eventActions = map[string]struct{ action, eventType string }{
-	EventApplied:         {"Apply", corev1.EventTypeNormal},
-	EventPruned:          {"Prune", corev1.EventTypeNormal},
-	EventStalled:         {"Reconcile", corev1.EventTypeWarning},
-	EventVolumesExpanded: {"Expand", corev1.EventTypeNormal},
-	EventTopology:        {"Configure", corev1.EventTypeNormal},
-	EventEndOfLife:       {"Check", corev1.EventTypeWarning},
-	EventDriftCorrected:  {"Patch", corev1.EventTypeWarning},
-	EventBackupStarted:   {"Backup", corev1.EventTypeNormal},
-	EventBackupComplete:  {"Backup", corev1.EventTypeNormal},
-	EventBackupFailed:    {"Backup", corev1.EventTypeWarning},
-	EventBackupVerified:  {"Verify", corev1.EventTypeNormal},
-	EventBackupScheduled: {"Schedule", corev1.EventTypeNormal},
-	EventBackupExpired:   {"Expire", corev1.EventTypeNormal},
-	EventFilesDeleted:    {"Delete", corev1.EventTypeNormal},
-	EventArchivePruned:   {"Expire", corev1.EventTypeNormal},
-	EventFilesKept:       {"Delete", corev1.EventTypeWarning},
-	EventScheduleInvalid: {"Schedule", corev1.EventTypeWarning},
+	EventApplied:             {"Apply", corev1.EventTypeNormal},
+	EventPruned:              {"Prune", corev1.EventTypeNormal},
+	EventStalled:             {"Reconcile", corev1.EventTypeWarning},
+	EventVolumesExpanded:     {"Expand", corev1.EventTypeNormal},
+	EventTopology:            {"Configure", corev1.EventTypeNormal},
+	EventEndOfLife:           {"Check", corev1.EventTypeWarning},
+	EventCertificateExpiring: {"Check", corev1.EventTypeWarning},
+	EventDriftCorrected:      {"Patch", corev1.EventTypeWarning},
+	EventBackupStarted:       {"Backup", corev1.EventTypeNormal},
+	EventBackupComplete:      {"Backup", corev1.EventTypeNormal},
+	EventBackupFailed:        {"Backup", corev1.EventTypeWarning},
+	EventBackupVerified:      {"Verify", corev1.EventTypeNormal},
+	EventBackupScheduled:     {"Schedule", corev1.EventTypeNormal},
+	EventBackupExpired:       {"Expire", corev1.EventTypeNormal},
+	EventFilesDeleted:        {"Delete", corev1.EventTypeNormal},
+	EventArchivePruned:       {"Expire", corev1.EventTypeNormal},
+	EventFilesKept:           {"Delete", corev1.EventTypeWarning},
+	EventScheduleInvalid:     {"Schedule", corev1.EventTypeWarning},
 }
 
 // Event records on obj, through rec, an event of one of the MySQL's

@@ -114,12 +114,16 @@ ALTER USER ?@? IDENTIFIED BY ? REQUIRE NONE WITH MAX_USER_CONNECTIONS ?;
 ALTER USER ?@? REQUIRE NONE WITH MAX_USER_CONNECTIONS ?;
 --   args: "o'app", "10.0.%", 0
 
+-- AlterUser (X.509 subject)
+ALTER USER ?@? REQUIRE SUBJECT ? WITH MAX_USER_CONNECTIONS ?;
+--   args: "o'app", "10.0.%", "/CN=o'app/O=shop", 0
+
 -- DropUser
 DROP USER IF EXISTS ?@?;
 --   args: "o'app", "10.0.%"
 
 -- User
-SELECT max_user_connections, ssl_type FROM mysql.user WHERE User = ? AND Host = ?;
+SELECT max_user_connections, ssl_type, CAST(x509_subject AS CHAR) FROM mysql.user WHERE User = ? AND Host = ?;
 --   args: "o'app", "10.0.%"
 
 -- Grants
