@@ -68,6 +68,7 @@ func TestBuildersGolden(t *testing.T) {
 			m.Spec.Version = "10.11"
 			m.Spec.Config = map[string]databasev1.ConfigValue{"max_connections": "200"}
 			m.Spec.TLS = &databasev1.TLSSpec{Mode: databasev1.TLSRequired}
+			m.Spec.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}}
 		}),
 		"backup": sample(func(m *databasev1.MySQL) {
 			m.Spec.Replicas = 2

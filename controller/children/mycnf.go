@@ -5,7 +5,10 @@ import (
 	"encoding/hex"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 )
@@ -70,7 +73,7 @@ func legacyMySQL(m *databasev1.MySQL) bool {
 func MyCnf(m *databasev1.MySQL) string {
 	var b strings.Builder
 	b.WriteString("[mysqld]\n")
-	for _, s := range append(operatorSettings(m), tlsSettings(m)...) {
+	for _, s := range slices.Concat(operatorSettings(m), tlsSettings(m), resourceSettings(m)) {
 		b.WriteString(s.key + " = " + s.value + "\n")
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Spec.Config)) {
@@ -84,4 +87,51 @@ func MyCnf(m *databasev1.MySQL) string {
 func ConfigHash(m *databasev1.MySQL) string {
 	sum := sha256.Sum256([]byte(MyCnf(m)))
 	return hex.EncodeToString(sum[:8])
+}
+
+// Sizing from the container's memory (its limit, else its request), for
+// the settings spec.config leaves out: the buffer pool takes half of it,
+// and each connection is allowed 8 MiB of the rest, between 50 and 4000
+// connections. Without a memory size the server's own defaults stay
+// (a 128 MiB buffer pool, 151 connections).
+const (
+	bufferPoolShare    = 2 // the buffer pool is memory / bufferPoolShare
+	memoryPerConn      = 8 << 20
+	minMaxConnections  = 50
+	maxMaxConnections  = 4000
+	minBufferPoolBytes = 128 << 20
+)
+
+// resourceSettings are innodb_buffer_pool_size and max_connections sized
+// from the mysqld container's memory, each unless spec.config sets it.
+func resourceSettings(m *databasev1.MySQL) []setting {
+	mem, ok := m.Spec.Resources.Limits[corev1.ResourceMemory]
+	if !ok {
+		mem, ok = m.Spec.Resources.Requests[corev1.ResourceMemory]
+	}
+	if !ok || mem.Value() <= 0 {
+		return nil
+	}
+	bytes := mem.Value()
+	var s []setting
+	if !configSets(m, "innodb_buffer_pool_size") {
+		pool := max(bytes/bufferPoolShare, minBufferPoolBytes) >> 20
+		s = append(s, setting{"innodb_buffer_pool_size", strconv.FormatInt(pool, 10) + "M"})
+	}
+	if !configSets(m, "max_connections") {
+		conns := min(max(bytes/bufferPoolShare/memoryPerConn, minMaxConnections), maxMaxConnections)
+		s = append(s, setting{"max_connections", strconv.FormatInt(conns, 10)})
+	}
+	return s
+}
+
+// configSets says whether spec.config sets key, spelt with '-' or '_'
+// and in any case.
+func configSets(m *databasev1.MySQL, key string) bool {
+	for k := range m.Spec.Config {
+		if strings.ReplaceAll(strings.ToLower(k), "-", "_") == key {
+			return true
+		}
+	}
+	return false
 }
