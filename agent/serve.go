@@ -190,6 +190,7 @@ func Serve(ctx context.Context, c Config, p *Probes) error {
 	}
 	probes := http.NewServeMux()
 	p.routeProbes(probes)
+	probes.Handle("GET /metrics", metricsHandler(&collector{db: p.db, archive: a, backups: c.BackupDir != ""}))
 	api := probes
 	l, err := net.Listen("tcp", c.Listen)
 	if err != nil {

@@ -88,6 +88,7 @@ func goldenStatements(d Dialect) string {
 	one("BinaryLogs", stmts(listBinaryLogs))
 	one("BinaryLogDir", stmts(binlogBasename))
 	one("RotateBinaryLog", stmts(rotateBinaryLog))
+	one("Counters", stmts(countersQuery))
 	goldenGitOps(&b, d)
 	return b.String()
 }

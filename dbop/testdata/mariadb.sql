@@ -87,6 +87,9 @@ SELECT @@log_bin_basename;
 -- RotateBinaryLog
 FLUSH NO_WRITE_TO_BINLOG BINARY LOGS;
 
+-- Counters
+SHOW GLOBAL STATUS WHERE Variable_name IN ('Uptime', 'Questions', 'Threads_connected', 'Innodb_buffer_pool_pages_total', 'Innodb_buffer_pool_pages_free', 'Innodb_buffer_pool_pages_data', 'Innodb_page_size');
+
 -- CreateDatabase
 CREATE DATABASE IF NOT EXISTS `shop``s_db%` CHARACTER SET = ? COLLATE = ?;
 --   args: "utf8mb4", "utf8mb4_unicode_ci"
