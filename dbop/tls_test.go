@@ -46,30 +46,15 @@ func sessionValue(t *testing.T, db *sql.DB, show string) string {
 // replicaField reads one column of SHOW REPLICA STATUS.
 func replicaField(t *testing.T, db *sql.DB, column string) string {
 	t.Helper()
-	rows, err := db.Query("SHOW REPLICA STATUS")
+	st, err := dbtest.ReplicaStatus(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	if !rows.Next() {
-		t.Fatal("SHOW REPLICA STATUS: no row")
+	v, ok := st[column]
+	if !ok {
+		t.Fatalf("SHOW REPLICA STATUS has no column %s (or no row)", column)
 	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range cols {
-		if c == column {
-			return vals[i].String
-		}
-	}
-	t.Fatalf("SHOW REPLICA STATUS has no column %s", column)
-	return ""
+	return v
 }
 
 // TestTLSMariaDB runs two real MariaDB servers that require TLS with a

@@ -16,6 +16,7 @@ import (
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/certs"
+	"github.com/example/mysql-operator/internal/dbtest"
 	"github.com/example/mysql-operator/internal/testenv"
 	"github.com/example/mysql-operator/internal/workload"
 )
@@ -232,30 +233,11 @@ func variable(t *testing.T, db *sql.DB, name string) string {
 // when the server is no replica.
 func replicaStatus(t *testing.T, db *sql.DB, column string) string {
 	t.Helper()
-	rows, err := db.Query("SHOW REPLICA STATUS")
+	st, err := dbtest.ReplicaStatus(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil || !rows.Next() {
-		return ""
-	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range cols {
-		if c == column {
-			return vals[i].String
-		}
-	}
-	t.Fatalf("SHOW REPLICA STATUS has no column %s", column)
-	return ""
+	return st[column]
 }
 
 // containerRestarts sums the restarts of every container of the pods
