@@ -38,6 +38,9 @@ const (
 	ServerLife = 90 * 24 * time.Hour
 )
 
+// maxCommonName is the longest common name X.509 allows (ub-common-name).
+const maxCommonName = 64
+
 // KeyPair is a certificate and its private key, both PEM.
 type KeyPair struct {
 	// Cert is the certificate, PEM.
@@ -70,7 +73,9 @@ func Issue(ca KeyPair, names []string, now time.Time, life time.Duration) (KeyPa
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
-	if len(names) > 0 {
+	if len(names) > 0 && len(names[0]) <= maxCommonName {
+		// The subject's CN is the first name, where it fits; the SANs are
+		// what clients verify.
 		tmpl.Subject = pkix.Name{CommonName: names[0]}
 	}
 	for _, n := range names {

@@ -19,12 +19,13 @@ const (
 
 // TLSSpec is how a MySQL's servers speak TLS, and whose certificate they
 // use: by default the operator's own CA (one per MySQL, in the Secret
-// <name>-ca) signs it, renewed at two thirds of its life; or a Secret of
-// yours holds it. In every case the servers use
+// <name>-ca) signs it, renewed at two thirds of its life; or cert-manager
+// issues it; or a Secret of yours holds it. In every case the servers use
 // the Secret <name>-tls (tls.crt, tls.key, ca.crt), which the operator
 // writes only with a certificate that passes its checks, so that a bad
 // one never reaches the servers; a new certificate is reloaded without a
 // restart.
+// +kubebuilder:validation:XValidation:rule="!(has(self.secretName) && has(self.certManager))",message="tls: secretName and certManager cannot both be set"
 type TLSSpec struct {
 	// mode is Disabled, Enabled (the servers offer TLS) or Required (they
 	// refuse unencrypted clients). Enabled when left out.
@@ -42,6 +43,39 @@ type TLSSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
+
+	// certManager has cert-manager issue the certificate: the operator
+	// writes a cert-manager.io/v1 Certificate <name>-server, whose Secret
+	// <name>-server-tls it then uses as it would secretName's.
+	// +optional
+	CertManager *CertManagerTLS `json:"certManager,omitempty"`
+}
+
+// CertManagerTLS names the cert-manager issuer of the servers' certificate.
+type CertManagerTLS struct {
+	// issuerRef is the Issuer (of the MySQL's namespace) or ClusterIssuer
+	// that signs the certificate; it must write the CA into ca.crt (a CA
+	// or Vault issuer does).
+	IssuerRef IssuerReference `json:"issuerRef"`
+}
+
+// IssuerReference names a cert-manager issuer.
+type IssuerReference struct {
+	// name is the issuer's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// kind is Issuer or ClusterIssuer.
+	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
+	// +kubebuilder:default=Issuer
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// group is the issuer's API group: cert-manager.io, or an external
+	// issuer's.
+	// +kubebuilder:default=cert-manager.io
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Group string `json:"group,omitempty"`
 }
 
 // TLSStatus is what the operator knows of a MySQL's certificates.
@@ -54,8 +88,8 @@ type TLSStatus struct {
 	RenewAt metav1.Time `json:"renewAt"`
 	// caNotAfter is when the CA expires.
 	CANotAfter metav1.Time `json:"caNotAfter"`
-	// source is where the certificate comes from: Operator (its own CA) or
-	// Secret (tls.secretName).
+	// source is where the certificate comes from: Operator (its own CA),
+	// CertManager or Secret (tls.secretName).
 	Source string `json:"source"`
 }
 
@@ -68,6 +102,6 @@ func TLSModeOf(m *MySQL) TLSMode {
 }
 
 // ConditionCertificateExpiring is True while the servers' certificate,
-// renewed by its owner (tls.secretName's), is past two thirds of its
+// renewed by its owner (cert-manager, or tls.secretName's), is past two thirds of its
 // life; its message says when it expires.
 const ConditionCertificateExpiring = "CertificateExpiring"

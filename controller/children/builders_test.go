@@ -84,6 +84,10 @@ func TestBuildersGolden(t *testing.T) {
 			m.Spec.Restore = &databasev1.RestoreSpec{Storage: storage, Backup: "db-20261201-030000",
 				PointInTime: &metav1.Time{Time: time.Date(2026, 12, 1, 14, 3, 27, 0, time.UTC)}}
 		}),
+		"cert-manager": sample(func(m *databasev1.MySQL) {
+			m.Spec.Replicas = 2
+			m.Spec.TLS = &databasev1.TLSSpec{CertManager: &databasev1.CertManagerTLS{IssuerRef: databasev1.IssuerReference{Name: "corp", Kind: "ClusterIssuer"}}}
+		}),
 		"secret-ref": sample(func(m *databasev1.MySQL) {
 			m.Spec.RootPasswordSecretRef = &databasev1.SecretKeyReference{Name: "corp-root", Key: "pw"}
 			m.Spec.TLS = &databasev1.TLSSpec{Mode: databasev1.TLSDisabled}
@@ -93,6 +97,9 @@ func TestBuildersGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var out []byte
 			all := []any{RootSecret(m, []byte("not-a-real-password")), OperatorSecret(m, testPasswords), ConfigMap(m), HeadlessService(m), Service(m), StatefulSet(m, testAgentImage), PodDisruptionBudget(m)}
+			if c := Certificate(m); c != nil {
+				all = append(all, c.Object)
+			}
 			if m.Spec.Backup != nil {
 				b := &databasev1.MySQLBackup{ObjectMeta: metav1.ObjectMeta{Name: "db-20261201-0300", Namespace: m.Namespace, UID: "0c5d7a4e-2222"}}
 				all = append(all, VerifyPod(m, b, testAgentImage))

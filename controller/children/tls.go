@@ -105,11 +105,15 @@ func CopiedTLSSecret(m *databasev1.MySQL, data map[string][]byte, version string
 		certs.CAKey: data[certs.CAKey]}).WithAnnotations(map[string]string{vocabulary.AnnotationTLSSource: version})
 }
 
-// TLSSourceSecret is the Secret of the owner's that holds the servers'
-// certificate (tls.secretName), empty when the operator issues it.
+// TLSSourceSecret is the Secret the servers' certificate is copied from:
+// tls.secretName, or the Secret of cert-manager's Certificate; empty when
+// the operator issues it.
 func TLSSourceSecret(m *databasev1.MySQL) string {
-	if m.Spec.TLS == nil {
+	switch {
+	case m.Spec.TLS == nil:
 		return ""
+	case m.Spec.TLS.CertManager != nil:
+		return CertManagerSecretName(m)
 	}
 	return m.Spec.TLS.SecretName
 }

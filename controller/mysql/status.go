@@ -39,6 +39,8 @@ func judgeStatus(obj *databasev1.MySQL, obs *observation, reconcileErr error) da
 	case len(obs.db.Errant) > 0:
 		markStalled(out, vocabulary.ReasonErrantTransactions, fmt.Sprintf("instances %s have transactions the primary never had: "+
 			"they are out of the Services and are not repaired automatically", strings.Join(obs.db.Errant, ", ")))
+	case obs.tls != nil && obs.tls.waiting != "":
+		markReconciling(out, vocabulary.ReasonCertificatePending, obs.tls.waiting)
 	case obs.podTrouble != "":
 		markReconciling(out, obs.podStallReason, obs.podTrouble)
 	case obs.db.Reason != "":

@@ -41,6 +41,9 @@ type tlsState struct {
 	// expiring says when a certificate its owner renews is past two
 	// thirds of its life; empty when it is not.
 	expiring string
+	// waiting says the certificate is not issued yet (cert-manager's);
+	// the servers' pods wait for it.
+	waiting string
 }
 
 // tlsSecrets returns the TLS of obj at now: the stored CA and certificate,
@@ -50,6 +53,9 @@ func (r *Reconciler) tlsSecrets(ctx context.Context, obj *databasev1.MySQL, now 
 		return nil, nil
 	}
 	if name := children.TLSSourceSecret(obj); name != "" {
+		if err := r.applyCertificate(ctx, obj); err != nil {
+			return nil, err
+		}
 		return r.broughtTLS(ctx, obj, name, now)
 	}
 	ca, caLeaf, madeCA, err := r.caOf(ctx, obj, now)
@@ -120,7 +126,8 @@ func (r *Reconciler) caOf(ctx context.Context, obj *databasev1.MySQL, now time.T
 }
 
 // broughtTLS returns the TLS of a MySQL whose certificate is in a Secret
-// of its owner's, name: copied into <name>-tls once it passes
+// of its owner's or of cert-manager's, name: while cert-manager has not
+// written it, a wait; once there, copied into <name>-tls once it passes
 // certs.Check, the copy marked with the source's uid and resourceVersion.
 // The cache keeps no value of a Secret the operator does not own, so the
 // source is read from the API server only when its resourceVersion is not
@@ -128,10 +135,17 @@ func (r *Reconciler) caOf(ctx context.Context, obj *databasev1.MySQL, now time.T
 // does: expired, or an instance it does not name) stalls the MySQL, and
 // the servers keep the last good copy.
 func (r *Reconciler) broughtTLS(ctx context.Context, obj *databasev1.MySQL, name string, now time.Time) (*tlsState, error) {
+	field, source := "tls.secretName", vocabulary.TLSSourceSecret
+	if obj.Spec.TLS.CertManager != nil {
+		field, source = "tls.certManager", vocabulary.TLSSourceCertManager
+	}
 	src := &corev1.Secret{}
 	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: name}, src); {
+	case apierrors.IsNotFound(err) && source == vocabulary.TLSSourceCertManager:
+		return &tlsState{waiting: fmt.Sprintf("waiting for cert-manager to issue Certificate %s into Secret %s",
+			children.CertificateName(obj), name)}, nil
 	case apierrors.IsNotFound(err):
-		return nil, outcome.Stalled(vocabulary.ReasonSecretNotFound, "tls.secretName: Secret %s not found in namespace %s", name, obj.Namespace)
+		return nil, outcome.Stalled(vocabulary.ReasonSecretNotFound, "%s: Secret %s not found in namespace %s", field, name, obj.Namespace)
 	case err != nil:
 		return nil, fmt.Errorf("get Secret %s: %w", name, err)
 	}
@@ -149,14 +163,14 @@ func (r *Reconciler) broughtTLS(ctx context.Context, obj *databasev1.MySQL, name
 		data, issued, version = src.Data, true, string(src.UID)+"/"+src.ResourceVersion
 	}
 	if err := certs.Check(data, children.TLSNames(obj), now); err != nil {
-		return nil, outcome.Stalled(vocabulary.ReasonSecretInvalid, "tls.secretName: Secret %s: %v; the servers keep their last good certificate", name, err)
+		return nil, outcome.Stalled(vocabulary.ReasonSecretInvalid, "%s: Secret %s: %v; the servers keep their last good certificate", field, name, err)
 	}
 	leaf, _ := certs.Leaf(data[certs.CertKey]) // Check parsed it
 	ca, err := certs.Leaf(data[certs.CAKey])
 	if err != nil {
-		return nil, outcome.Stalled(vocabulary.ReasonSecretInvalid, "tls.secretName: Secret %s: %s: %v", name, certs.CAKey, err)
+		return nil, outcome.Stalled(vocabulary.ReasonSecretInvalid, "%s: Secret %s: %s: %v", field, name, certs.CAKey, err)
 	}
-	st := &tlsState{issued: issued, secret: data, status: tlsStatus(obj, vocabulary.TLSSourceSecret, leaf, ca),
+	st := &tlsState{issued: issued, secret: data, status: tlsStatus(obj, source, leaf, ca),
 		members: []applyset.Member{applyset.Of[corev1.Secret](children.CopiedTLSSecret(obj, data, version))}}
 	if !now.Before(certs.RenewAt(leaf)) {
 		st.expiring = fmt.Sprintf("the certificate of Secret %s expires at %s: renew it", name, leaf.NotAfter.UTC().Format(time.RFC3339))

@@ -9,8 +9,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -216,4 +220,86 @@ func TestTLSFromSecret(t *testing.T) {
 	ctrltest.Eventually(t, "a CertificateExpiring event", func(ctx context.Context) (bool, error) {
 		return env.HasEvent(ctx, ns, vocabulary.EventCertificateExpiring, "corp-tls")
 	})
+}
+
+// certificateCRD is a minimal stand-in for cert-manager's Certificate CRD:
+// the operator needs only that the API server serves the kind.
+func certificateCRD() *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "certificates.cert-manager.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "cert-manager.io", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "certificates", Singular: "certificate", Kind: "Certificate", ListKind: "CertificateList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
+}
+
+// TestTLSFromCertManager: without cert-manager the MySQL stalls saying so;
+// once its CRD is served, the operator writes the Certificate and waits,
+// in progress, until cert-manager's Secret appears, then uses it.
+func TestTLSFromCertManager(t *testing.T) {
+	startManager(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	m := ctrltest.NewMySQL(ns, "db", 1)
+	m.Spec.TLS = &databasev1.TLSSpec{CertManager: &databasev1.CertManagerTLS{IssuerRef: databasev1.IssuerReference{Name: "corp", Kind: "ClusterIssuer"}}}
+	key := env.Create(t, m)
+	ctrltest.Eventually(t, "Stalled: cert-manager is not installed", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, key, m)
+		c := ctrltest.Condition(m.Status.Conditions, databasev1.ConditionStalled)
+		return err == nil && c != nil && strings.Contains(c.Message, "tls.certManager: cert-manager is not installed"), err
+	})
+
+	crd := certificateCRD()
+	if err := env.Client.Create(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), crd) })
+	cert := &unstructured.Unstructured{}
+	cert.SetAPIVersion("cert-manager.io/v1")
+	cert.SetKind("Certificate")
+	ctrltest.Eventually(t, "the Certificate", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-server"}, cert)
+		return err == nil, client.IgnoreNotFound(ignoreNoMatch(err))
+	})
+	if name, _, _ := unstructured.NestedString(cert.Object, "spec", "issuerRef", "name"); name != "corp" {
+		t.Errorf("the Certificate's issuer is %q", name)
+	}
+	ctrltest.Eventually(t, "in progress, waiting for cert-manager", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, key, m)
+		c := ctrltest.Condition(m.Status.Conditions, databasev1.ConditionReconciling)
+		return err == nil && c != nil && c.Reason == vocabulary.ReasonCertificatePending &&
+			ctrltest.Condition(m.Status.Conditions, databasev1.ConditionStalled) == nil, err
+	})
+
+	// cert-manager writes the Secret.
+	ca, err := certs.NewCA("corp CA", time.Now(), 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := certs.Issue(ca, children.TLSNames(m), time.Now(), 10*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-server-tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{certs.CertKey: pair.Cert, certs.KeyKey: pair.Key, certs.CAKey: ca.Cert}}
+	if err := env.Client.Create(ctx, issued); err != nil {
+		t.Fatal(err)
+	}
+	secretData(t, ns, "db-tls", "db-tls, a copy of cert-manager's", func(d map[string][]byte) bool { return bytes.Equal(d[certs.CertKey], pair.Cert) })
+	ctrltest.Eventually(t, "status.tls from cert-manager", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, key, m)
+		return err == nil && m.Status.TLS != nil && m.Status.TLS.Source == vocabulary.TLSSourceCertManager, err
+	})
+}
+
+// ignoreNoMatch is nil for a kind the client's mapper does not know yet.
+func ignoreNoMatch(err error) error {
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	return err
 }

@@ -64,6 +64,8 @@ const (
 	TLSSourceOperator = "Operator"
 	// TLSSourceSecret: tls.secretName, a Secret of the MySQL's owner.
 	TLSSourceSecret = "Secret"
+	// TLSSourceCertManager: tls.certManager, cert-manager's Certificate.
+	TLSSourceCertManager = "CertManager"
 )
 
 // Condition reasons the reconciler sets.
@@ -80,6 +82,9 @@ const (
 	ReasonSecretInvalid = "SecretInvalid"
 	// ReasonApplyRejected: the API server rejected a child as invalid or forbidden.
 	ReasonApplyRejected = "ApplyRejected"
+	// ReasonCertificatePending: cert-manager has not issued the servers'
+	// certificate yet; the pods wait for it.
+	ReasonCertificatePending = "CertificatePending"
 	// ReasonChildFailed: a child reports that it failed.
 	ReasonChildFailed = "ChildFailed"
 	// ReasonDatabaseProgressing: the servers are being configured, or an
