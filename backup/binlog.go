@@ -53,64 +53,80 @@ func Scan(r io.Reader) (Summary, error) {
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != string(binlogMagic) {
 		return Summary{}, errors.New("not a binary log file: no magic number")
 	}
-	var s Summary
-	seen := map[[2]uint32]uint64{}
-	var startList []topology.MariaDBGTID
-	header := make([]byte, headerLen)
-	body := make([]byte, 0, 4096)
+	sc := scanner{r: br, seen: map[[2]uint32]uint64{}, header: make([]byte, headerLen), body: make([]byte, 0, 4096)}
 	for n := 0; ; n++ {
-		if _, err := io.ReadFull(br, header); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		done, err := sc.event()
+		if err != nil {
 			return Summary{}, fmt.Errorf("event %d: %w", n, err)
 		}
-		ts := time.Unix(int64(binary.LittleEndian.Uint32(header[0:])), 0).UTC()
-		typ := header[4]
-		server := binary.LittleEndian.Uint32(header[5:])
-		length := binary.LittleEndian.Uint32(header[9:])
-		if length < headerLen {
-			return Summary{}, fmt.Errorf("event %d: length %d is shorter than its header", n, length)
-		}
-		size := int(length - headerLen)
-		s.Last = ts
-		s.Closed = typ == typeRotate || typ == typeStop
-		switch typ {
-		case typeStartEncrypted:
-			return Summary{}, errors.New("the binary log is encrypted: archiving encrypted binary logs is not supported")
-		case typeGTID, typeGTIDList:
-			if cap(body) < size {
-				body = make([]byte, size)
-			}
-			body = body[:size]
-			if _, err := io.ReadFull(br, body); err != nil {
-				return Summary{}, fmt.Errorf("event %d: %w", n, err)
-			}
-			if typ == typeGTIDList {
-				list, err := parseGTIDList(body)
-				if err != nil {
-					return Summary{}, fmt.Errorf("event %d: %w", n, err)
-				}
-				startList = append(startList, list...)
-				continue
-			}
-			if len(body) < 12 {
-				return Summary{}, fmt.Errorf("event %d: a GTID event of %d bytes", n, len(body))
-			}
-			seq, domain := binary.LittleEndian.Uint64(body[0:]), binary.LittleEndian.Uint32(body[8:])
-			k := [2]uint32{domain, server}
-			seen[k] = max(seen[k], seq)
-			if s.Transactions == 0 {
-				s.First = ts
-			}
-			s.Transactions++
-		default:
-			if _, err := br.Discard(size); err != nil {
-				return Summary{}, fmt.Errorf("event %d: %w", n, err)
-			}
+		if done {
+			break
 		}
 	}
-	return s.withSets(startList, seen)
+	return sc.s.withSets(sc.startList, sc.seen)
+}
+
+// scanner is the state of a Scan.
+type scanner struct {
+	r         *bufio.Reader
+	s         Summary
+	seen      map[[2]uint32]uint64
+	startList []topology.MariaDBGTID
+	header    []byte
+	body      []byte
+}
+
+// event reads one event into the summary; done at the file's end.
+func (sc *scanner) event() (done bool, err error) {
+	switch _, err := io.ReadFull(sc.r, sc.header); {
+	case errors.Is(err, io.EOF):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	h := sc.header
+	ts := time.Unix(int64(binary.LittleEndian.Uint32(h[0:])), 0).UTC()
+	typ, server, length := h[4], binary.LittleEndian.Uint32(h[5:]), binary.LittleEndian.Uint32(h[9:])
+	if length < headerLen {
+		return false, fmt.Errorf("length %d is shorter than its header", length)
+	}
+	size := int(length - headerLen)
+	sc.s.Last, sc.s.Closed = ts, typ == typeRotate || typ == typeStop
+	switch typ {
+	case typeStartEncrypted:
+		return false, errors.New("the binary log is encrypted: archiving encrypted binary logs is not supported")
+	case typeGTID, typeGTIDList:
+		if cap(sc.body) < size {
+			sc.body = make([]byte, size)
+		}
+		body := sc.body[:size]
+		if _, err := io.ReadFull(sc.r, body); err != nil {
+			return false, err
+		}
+		if typ == typeGTIDList {
+			list, err := parseGTIDList(body)
+			sc.startList = append(sc.startList, list...)
+			return false, err
+		}
+		return false, sc.gtid(body, server, ts)
+	}
+	_, err = sc.r.Discard(size)
+	return false, err
+}
+
+// gtid records the GTID event body of server at ts.
+func (sc *scanner) gtid(body []byte, server uint32, ts time.Time) error {
+	if len(body) < 12 {
+		return fmt.Errorf("a GTID event of %d bytes", len(body))
+	}
+	seq, domain := binary.LittleEndian.Uint64(body[0:]), binary.LittleEndian.Uint32(body[8:])
+	k := [2]uint32{domain, server}
+	sc.seen[k] = max(sc.seen[k], seq)
+	if sc.s.Transactions == 0 {
+		sc.s.First = ts
+	}
+	sc.s.Transactions++
+	return nil
 }
 
 // withSets sets Start and End from the Gtid_list and the GTIDs seen.
