@@ -133,11 +133,13 @@ func tlsSecret(m *databasev1.MySQL, name string, data map[string][]byte) *corev1
 
 // WithTLS returns cred with the TLS of pod's server: verified against ca
 // for the pod's name under the headless Service, and required when the
-// MySQL requires it. Without ca (TLS disabled, or its Secret not made
-// yet), cred is returned as it is.
-func WithTLS(m *databasev1.MySQL, cred dbop.Credentials, ca []byte, pod string) dbop.Credentials {
-	if len(ca) > 0 {
-		cred.TLS = dbop.ServerTLS{CA: string(ca), ServerName: PodDNSName(m, pod),
+// MySQL requires it. A pod made before TLS was turned on (without the
+// certificate), or no ca (TLS disabled, or its Secret not made yet),
+// leaves cred in clear: the roll-out that turns TLS on must still reach
+// the servers it restarts.
+func WithTLS(m *databasev1.MySQL, cred dbop.Credentials, ca []byte, pod *corev1.Pod) dbop.Credentials {
+	if len(ca) > 0 && ServesTLS(pod) {
+		cred.TLS = dbop.ServerTLS{CA: string(ca), ServerName: PodDNSName(m, pod.Name),
 			Required: databasev1.TLSModeOf(m) == databasev1.TLSRequired}
 	}
 	return cred

@@ -77,7 +77,7 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 		}
 		addr := pod.Status.PodIP + ":" + strconv.Itoa(children.MySQLPort)
 		addrs = append(addrs, addr)
-		db, err := d.pool.Get(addr, children.WithTLS(m, cred, tlsSecret[certs.CAKey], pod.Name))
+		db, err := d.pool.Get(addr, children.WithTLS(m, cred, tlsSecret[certs.CAKey], pod))
 		if err != nil {
 			in.errs[i] = err
 			continue

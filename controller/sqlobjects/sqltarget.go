@@ -130,7 +130,7 @@ func (r *Reconciler) connect(ctx context.Context, m *databasev1.MySQL, podName s
 	addr := pod.Status.PodIP + ":" + strconv.Itoa(children.MySQLPort)
 	r.pool.Keep(client.ObjectKeyFromObject(m).String(), []string{addr})
 	cred := dbop.Credentials{User: dbop.AdminUser, Password: string(secret.Data[children.AdminPasswordKey])}
-	return r.pool.Get(addr, children.WithTLS(m, cred, ca, podName))
+	return r.pool.Get(addr, children.WithTLS(m, cred, ca, pod))
 }
 
 // serverCA is the CA of m's servers' certificate (cached: the operator
