@@ -136,7 +136,7 @@ var ErrNotSupported = errors.New("not supported by this server family")
 
 // statusNames are the column and variable names a dialect's status output uses.
 type statusNames struct {
-	sourceHost, sourcePort, ioRunning, sqlRunning, retrieved, lag         string
+	sourceHost, sourcePort, ioRunning, sqlRunning, retrieved, lag, ssl    string
 	semiSourceEnabled, semiWaitCount, semiTimeout, semiReplicaEnabled     string
 	semiSourceStatus, semiClients, semiYesTx, semiNoTx, semiReplicaStatus string
 	semiWaitSessions                                                      string

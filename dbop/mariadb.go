@@ -37,7 +37,7 @@ func (mariadbDialect) names() statusNames {
 	return statusNames{
 		sourceHost: "Master_Host", sourcePort: "Master_Port",
 		ioRunning: "Slave_IO_Running", sqlRunning: "Slave_SQL_Running",
-		retrieved: "Gtid_IO_Pos", lag: "Seconds_Behind_Master",
+		retrieved: "Gtid_IO_Pos", lag: "Seconds_Behind_Master", ssl: "Master_SSL_Allowed",
 		semiSourceEnabled: "rpl_semi_sync_master_enabled", semiTimeout: "rpl_semi_sync_master_timeout",
 		semiReplicaEnabled: "rpl_semi_sync_slave_enabled", semiSourceStatus: "Rpl_semi_sync_master_status",
 		semiClients: "Rpl_semi_sync_master_clients", semiYesTx: "Rpl_semi_sync_master_yes_tx",

@@ -36,7 +36,7 @@ func (mysqlDialect) names() statusNames {
 	return statusNames{
 		sourceHost: "Source_Host", sourcePort: "Source_Port",
 		ioRunning: "Replica_IO_Running", sqlRunning: "Replica_SQL_Running",
-		retrieved: "Retrieved_Gtid_Set", lag: "Seconds_Behind_Source",
+		retrieved: "Retrieved_Gtid_Set", lag: "Seconds_Behind_Source", ssl: "Source_SSL_Allowed",
 		semiSourceEnabled: "rpl_semi_sync_source_enabled", semiWaitCount: "rpl_semi_sync_source_wait_for_replica_count",
 		semiTimeout: "rpl_semi_sync_source_timeout", semiReplicaEnabled: "rpl_semi_sync_replica_enabled",
 		semiSourceStatus: "Rpl_semi_sync_source_status", semiClients: "Rpl_semi_sync_source_clients",

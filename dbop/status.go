@@ -59,6 +59,9 @@ type ReplicaStatus struct {
 	Retrieved string
 	// SecondsBehind is Seconds_Behind_Source; nil when NULL.
 	SecondsBehind *int64
+	// TLS says replication to the source is configured over TLS
+	// (Master_SSL_Allowed, Source_SSL_Allowed).
+	TLS bool
 }
 
 // SemiSyncStatus is the semi-sync configuration and state.
@@ -193,6 +196,7 @@ func parseReplica(r map[string]string, n statusNames) *ReplicaStatus {
 		LastIOError: r["Last_IO_Error"], LastSQLError: r["Last_SQL_Error"], Retrieved: r[n.retrieved],
 	}
 	rs.SourcePort, _ = strconv.Atoi(r[n.sourcePort])
+	rs.TLS = r[n.ssl] == "Yes"
 	rs.LastIOErrno, _ = strconv.Atoi(r["Last_IO_Errno"])
 	rs.LastSQLErrno, _ = strconv.Atoi(r["Last_SQL_Errno"])
 	if v, err := strconv.ParseInt(r[n.lag], 10, 64); err == nil {
@@ -275,7 +279,7 @@ func (s *Status) Instance(index int, host string, port int) (topology.Instance, 
 		in.Replication = &topology.Replication{SourceHost: r.SourceHost, SourcePort: r.SourcePort,
 			IORunning: r.IOState == "Yes", IOConnecting: r.IOState == "Connecting", SQLRunning: r.SQLRunning,
 			LastIOError: r.LastIOError, LastSQLError: r.LastSQLError, Retrieved: ret,
-			IOErrorTransient: r.LastIOErrno >= 2000 && r.LastIOErrno < 3000}
+			IOErrorTransient: r.LastIOErrno >= 2000 && r.LastIOErrno < 3000, TLS: r.TLS}
 		if r.SecondsBehind != nil {
 			lag := time.Duration(*r.SecondsBehind) * time.Second
 			in.Replication.Lag = &lag

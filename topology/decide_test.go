@@ -102,6 +102,12 @@ var withPrimaryCases = []decideCase{
 		want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{2}, primary: 0}},
 	{"fenced replica (IO thread stopped)", 3, func(c *Cluster) { c.Instances[1].Replication.IORunning = false },
 		want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{1}, primary: 0}},
+	{"TLS turned on: replicas in clear are configured again", 3, func(c *Cluster) {
+		c.ReplicationTLS = true
+		c.Instances[2].Replication.TLS = true
+	}, want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{1}, primary: 0}},
+	{"TLS turned off: replicas over TLS are configured again", 3, func(c *Cluster) { c.Instances[1].Replication.TLS = true },
+		want{kind: ActionConfigureReplicas, target: 0, from: -1, instances: []int{1}, primary: 0}},
 	{"restarted primary behind a replica fails over to it", 3, func(c *Cluster) {
 		c.Instances[0].ReadOnly, c.Instances[0].SemiSyncSource = true, false
 		c.Instances[1].Replication.Retrieved = gtids("0-1-11")

@@ -78,7 +78,8 @@ func replicaHealth(c Cluster, prim, in Instance) (bool, string) {
 // replicaNeedsConfig reports whether a replica must be (re)pointed at the primary:
 // replication is not configured or points elsewhere, a thread is stopped without an
 // error (fenced, or never started) or a receiver on a lost connection (fenced while
-// it reconnected), or semi-sync acknowledgement does not match the cluster size.
+// it reconnected), TLS is not as the cluster wants it (turned on or off since it
+// was configured), or semi-sync acknowledgement does not match the cluster size.
 // A thread stopped on another error is reported, not retried blindly.
 func replicaNeedsConfig(c Cluster, prim, in Instance) bool {
 	r := in.Replication
@@ -86,7 +87,7 @@ func replicaNeedsConfig(c Cluster, prim, in Instance) bool {
 		return true
 	}
 	ioStopped := !r.IORunning && !r.IOConnecting && (r.LastIOError == "" || r.IOErrorTransient)
-	if ioStopped || (!r.SQLRunning && r.LastSQLError == "") {
+	if ioStopped || (!r.SQLRunning && r.LastSQLError == "") || r.TLS != c.ReplicationTLS {
 		return true
 	}
 	return in.SemiSyncReplica != (c.Replicas > 1)

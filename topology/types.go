@@ -46,6 +46,8 @@ type Instance struct {
 type Replication struct {
 	// SourceHost and SourcePort are the configured source.
 	SourceHost string
+	// TLS says the replica is configured to reach its source over TLS.
+	TLS bool
 	// SourcePort is the configured source port.
 	SourcePort int
 	// IORunning is true when the I/O (receiver) thread is running and connected.
@@ -97,6 +99,10 @@ type Cluster struct {
 	// for a single instance. A failover needs enough replicas reachable that
 	// one of them has every acknowledged transaction (see Decide).
 	SemiSyncAcks int
+	// ReplicationTLS is whether replicas should reach their source over
+	// TLS (every instance has the servers' certificate); a replica that
+	// does otherwise is configured again.
+	ReplicationTLS bool
 	// Discarded are the instances crashed by ActionDiscardUnacknowledged
 	// that still hold the transactions they held then.
 	Discarded []int

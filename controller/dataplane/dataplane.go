@@ -174,6 +174,9 @@ func (d *DataPlane) clusterOf(m *databasev1.MySQL, in *instances) topology.Clust
 		c.Flavor = topology.FlavorMariaDB
 	}
 	c.SemiSyncAcks = dbop.DialectOf(c.Flavor).SemiSyncAcks(topology.SemiSyncWaitCount(c.Replicas))
+	// MySQL always replicates over TLS (SOURCE_SSL=1); MariaDB once every
+	// instance has the certificate (see source).
+	c.ReplicationTLS = c.Flavor == topology.FlavorMySQL || in.allServeTLS()
 	key := client.ObjectKeyFromObject(m)
 	crashed := d.discards.of(key)
 	for _, s := range m.Status.Instances {

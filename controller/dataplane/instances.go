@@ -97,14 +97,21 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 // allServeTLS says every instance's pod has the servers' certificate:
 // replication then goes over TLS. While TLS is being turned on (the pods
 // restart one by one with their certificate) a replica and its source may
-// not both have it, and replication stays in clear.
+// not both have it, and replication stays in clear. A missing pod (being
+// made again, or not made yet) does not decide: it will be made with the
+// certificate if the others have it.
 func (in *instances) allServeTLS() bool {
+	some := false
 	for _, p := range in.pods {
-		if p == nil || !children.ServesTLS(p) {
+		switch {
+		case p == nil:
+		case !children.ServesTLS(p):
 			return false
+		default:
+			some = true
 		}
 	}
-	return len(in.pods) > 0
+	return some
 }
 
 // observe reads the status of instance i into in.
