@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/internal/testenv"
@@ -18,7 +19,9 @@ func TestIdleSQL(t *testing.T) {
 	ns := testenv.NewNamespace(t, c.Client)
 	createMySQL(t, ns, "db", 3)
 	waitCurrent(t, key(ns, "db"))
-	eventually(t, "the other tests' MySQLs gone", func(ctx context.Context) (bool, error) {
+	// Deleting the other tests' namespaces (backups' finalizers, pods'
+	// grace) can take longer than the usual deadline on a busy machine.
+	testenv.Eventually(t, 6*time.Minute, "the other tests' MySQLs gone", func(ctx context.Context) (bool, error) {
 		ms := &databasev1.MySQLList{}
 		if err := c.Client.List(ctx, ms); err != nil {
 			return false, err
