@@ -74,9 +74,16 @@ func openAddr(t *testing.T, what, ip, user, password string) *sql.DB {
 // client Service, the primary.
 func serverVariable(t *testing.T, ns, name, variable string) string {
 	t.Helper()
+	return show(t, rootDB(t, ns, name, name), "SHOW GLOBAL VARIABLES LIKE ?", variable)
+}
+
+// show reads the value of name through db with a SHOW ... LIKE ?
+// statement (its second column).
+func show(t *testing.T, db *sql.DB, statement, name string) string {
+	t.Helper()
 	var n, v string
-	if err := rootDB(t, ns, name, name).QueryRow("SHOW GLOBAL VARIABLES LIKE ?", variable).Scan(&n, &v); err != nil {
-		t.Fatal(err)
+	if err := db.QueryRow(statement, name).Scan(&n, &v); err != nil {
+		t.Fatalf("%s %q: %v", statement, name, err)
 	}
 	return v
 }

@@ -127,7 +127,7 @@ func TestTLS(t *testing.T) {
 			return m.Status.ObservedGeneration == m.Generation, nil
 		})
 		waitCurrent(t, key(ns, "db"))
-		if v := variable(t, tlsDB(t, ns, "db", "db."+ns+".svc", ca), "require_secure_transport"); v != "ON" {
+		if v := show(t, tlsDB(t, ns, "db", "db."+ns+".svc", ca), "SHOW GLOBAL VARIABLES LIKE ?", "require_secure_transport"); v != "ON" {
 			t.Fatalf("require_secure_transport = %q", v)
 		}
 		plain, err := workload.Open(clusterIP(t, ns, "db"), "root", rootPasswordOf(t, ns, "db"))
@@ -212,21 +212,7 @@ func clusterIP(t *testing.T, ns, service string) string {
 // sessionStatus reads a status variable of db's session.
 func sessionStatus(t *testing.T, db *sql.DB, name string) string {
 	t.Helper()
-	var n, v string
-	if err := db.QueryRow("SHOW SESSION STATUS LIKE ?", name).Scan(&n, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// variable reads a global variable through db.
-func variable(t *testing.T, db *sql.DB, name string) string {
-	t.Helper()
-	var n, v string
-	if err := db.QueryRow("SHOW GLOBAL VARIABLES LIKE ?", name).Scan(&n, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return show(t, db, "SHOW SESSION STATUS LIKE ?", name)
 }
 
 // replicaStatus reads one column of SHOW REPLICA STATUS through db; empty
