@@ -30,7 +30,7 @@ func (mariadbDialect) StatusQuery() string {
 		"@@gtid_binlog_state, @@gtid_slave_pos, @@gtid_current_pos;\n" +
 		"SHOW REPLICA STATUS;\n" +
 		"SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync%';\n" +
-		"SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'"
+		"SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Rpl_semi_sync%' OR Variable_name = 'Ssl_server_not_after'"
 }
 
 func (mariadbDialect) names() statusNames {

@@ -29,7 +29,7 @@ func (mysqlDialect) StatusQuery() string {
 		"@@gtid_executed, '', '', '';\n" +
 		"SHOW REPLICA STATUS;\n" +
 		"SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync%';\n" +
-		"SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%'"
+		"SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Rpl_semi_sync%' OR Variable_name = 'Ssl_server_not_after'"
 }
 
 func (mysqlDialect) names() statusNames {

@@ -113,6 +113,8 @@ type Instance struct {
 	mu      sync.Mutex
 	dialect Dialect
 	version Version
+	// renew says the pool replaces the instance at its next Get.
+	renew bool
 }
 
 // Open returns an Instance for addr ("host:port", or a unix socket path starting
@@ -232,12 +234,13 @@ func (p *Pool) Keep(owner string, addrs []string) {
 func (p *Pool) Release(owner string) { p.Keep(owner, nil) }
 
 // Get returns the Instance for addr, opening it on first use. An instance opened
-// with other credentials (a rotated password) is closed and replaced.
+// with other credentials (a rotated password), or marked by Renew, is closed
+// and replaced.
 func (p *Pool) Get(addr string, cred Credentials) (*Instance, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if in, ok := p.entries[addr]; ok {
-		if in.cred == cred {
+		if in.cred == cred && !in.renew {
 			return in, nil
 		}
 		_ = in.Close()
@@ -249,6 +252,19 @@ func (p *Pool) Get(addr string, cred Credentials) (*Instance, error) {
 	}
 	p.entries[addr] = in
 	return in, nil
+}
+
+// Renew has the next Get of addr open new connections, and close the
+// ones held now once it does: a TLS session keeps the certificate the
+// server presented when it began, and the operator's sessions must see
+// the one the server presents now. Those in use until then are not
+// disturbed.
+func (p *Pool) Renew(addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if in, ok := p.entries[addr]; ok {
+		in.renew = true
+	}
 }
 
 // Forget closes and drops the Instance for addr (the instance was deleted).

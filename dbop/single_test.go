@@ -246,10 +246,20 @@ func TestPool(t *testing.T) {
 	if _, err := a.Status(ctx); err == nil {
 		t.Error("replaced instance still usable")
 	}
+	p.Renew(addr)
+	renewed, _ := p.Get(addr, c.cred)
+	if renewed == c || p.Len() != 1 {
+		t.Fatal("a renewed instance was not replaced")
+	} else if again, _ := p.Get(addr, c.cred); again != renewed {
+		t.Fatal("the new instance was replaced again")
+	}
+	if _, err := c.Status(ctx); err == nil {
+		t.Error("the instance renewed still usable")
+	}
 	if err := p.Forget(addr); err != nil || p.Len() != 0 {
 		t.Fatalf("forget: %v, %d left", err, p.Len())
 	}
-	if _, err := c.Status(ctx); err == nil {
+	if _, err := renewed.Status(ctx); err == nil {
 		t.Error("forgotten instance still usable")
 	}
 	wrong, _ := p.Get(addr, Credentials{User: AdminUser, Password: "wrong"})

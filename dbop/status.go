@@ -35,6 +35,10 @@ type Status struct {
 	Replica *ReplicaStatus
 	// SemiSync is the semi-synchronous replication state.
 	SemiSync SemiSyncStatus
+	// CertificateNotAfter is when the certificate the server presents to
+	// new TLS sessions expires (Ssl_server_not_after); zero when it has
+	// none.
+	CertificateNotAfter time.Time
 }
 
 // ReplicaStatus is the part of SHOW REPLICA STATUS the operator uses.
@@ -128,7 +132,9 @@ func readStatus(ctx context.Context, db *sql.DB, d Dialect) (*Status, error) {
 	if len(sets[0]) > 0 && sets[0][0][n.sourceHost] != "" {
 		st.Replica = parseReplica(sets[0][0], n)
 	}
-	st.SemiSync = parseSemiSync(keyValues(sets[1]), keyValues(sets[2]), n)
+	globals := keyValues(sets[2])
+	st.SemiSync = parseSemiSync(keyValues(sets[1]), globals, n)
+	st.CertificateNotAfter = parseCertificateTime(globals["Ssl_server_not_after"])
 	return st, rows.Err()
 }
 
@@ -221,6 +227,20 @@ func parseSemiSync(vars, status map[string]string, n statusNames) SemiSyncStatus
 	s.NoTx, _ = strconv.ParseUint(status[n.semiNoTx], 10, 64)
 	s.WaitSessions, _ = strconv.Atoi(status[n.semiWaitSessions])
 	return s
+}
+
+// certificateTime is how both engines print a certificate's validity
+// (OpenSSL's ASN1_TIME_print).
+const certificateTime = "Jan _2 15:04:05 2006 GMT"
+
+// parseCertificateTime reads a certificate time the server printed; zero
+// when it printed none (no certificate) or what it printed cannot be read.
+func parseCertificateTime(v string) time.Time {
+	t, err := time.Parse(certificateTime, v)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
 }
 
 // Flavor returns the GTID flavor of the observed server.

@@ -4,7 +4,7 @@
 SELECT VERSION(), @@server_id, @@read_only, @@super_read_only, @@server_uuid, @@gtid_executed, '', '', '';
 SHOW REPLICA STATUS;
 SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync%';
-SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync%';
+SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Rpl_semi_sync%' OR Variable_name = 'Ssl_server_not_after';
 
 -- SetReadOnly
 SET GLOBAL super_read_only = ON;
