@@ -245,6 +245,12 @@ type InstanceStatus struct {
 	// gtidExecuted is.
 	// +optional
 	LagSeconds *int64 `json:"lagSeconds,omitempty"`
+
+	// certificateNotAfter is when the certificate the server presents to
+	// new TLS sessions expires, as the server reports it: a renewed
+	// certificate shows here once the server has loaded it.
+	// +optional
+	CertificateNotAfter *metav1.Time `json:"certificateNotAfter,omitempty"`
 }
 
 // MySQLStatus is the observed state of a MySQL.

@@ -91,7 +91,28 @@ type TLSStatus struct {
 	// source is where the certificate comes from: Operator (its own CA),
 	// CertManager or Secret (tls.secretName).
 	Source string `json:"source"`
+	// caRotation is the step a rotation of the operator's CA is at:
+	// TrustNewCA (the new CA is trusted beside the old one, certificates
+	// are still signed by the old), then SignWithNewCA (certificates are
+	// signed by the new CA, the old one is still trusted). Each step waits
+	// for every instance to present the certificate issued for it. Absent
+	// when no rotation is under way.
+	// +optional
+	CARotation CARotationStep `json:"caRotation,omitempty"`
 }
+
+// CARotationStep is the step a rotation of the operator's CA is at.
+type CARotationStep string
+
+// The steps of a CA rotation.
+const (
+	// CARotationTrust: the new CA is trusted beside the old one, and the
+	// certificates are still signed by the old.
+	CARotationTrust CARotationStep = "TrustNewCA"
+	// CARotationSign: the certificates are signed by the new CA, and the
+	// old one is still trusted.
+	CARotationSign CARotationStep = "SignWithNewCA"
+)
 
 // TLSModeOf is the MySQL's TLS mode: Enabled when the spec leaves it out.
 func TLSModeOf(m *MySQL) TLSMode {

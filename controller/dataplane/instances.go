@@ -91,7 +91,25 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 	}
 	wg.Wait()
 	d.pool.Keep(client.ObjectKeyFromObject(m).String(), addrs)
+	d.renewStaleSessions(in)
 	return in
+}
+
+// renewStaleSessions has the pool open new sessions to every server whose
+// sessions see another certificate than the servers' Secret holds. A TLS
+// session keeps the certificate the server presented when it began, so a
+// server that loaded a renewed certificate shows it to new sessions only;
+// until it has loaded it, each check opens new ones.
+func (d *DataPlane) renewStaleSessions(in *instances) {
+	leaf, err := certs.Leaf(in.tlsSecret[certs.CertKey])
+	if err != nil {
+		return // TLS disabled, or its Secret not made yet
+	}
+	for i, st := range in.status {
+		if st != nil && !st.CertificateNotAfter.IsZero() && !st.CertificateNotAfter.Equal(leaf.NotAfter) {
+			d.pool.Renew(in.db[i].Addr())
+		}
+	}
 }
 
 // allServeTLS says every instance's pod has the servers' certificate:

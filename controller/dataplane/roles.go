@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -76,6 +77,9 @@ func recordDatabase(m *databasev1.MySQL, in *instances, plan topology.Plan, prim
 			if o.Replication != nil && o.Replication.Lag != nil {
 				lag := int64(o.Replication.Lag.Seconds())
 				s.LagSeconds = &lag
+			}
+			if st := in.status[i]; st != nil && !st.CertificateNotAfter.IsZero() {
+				s.CertificateNotAfter = &metav1.Time{Time: st.CertificateNotAfter}
 			}
 		}
 		rep.Instances = append(rep.Instances, s)

@@ -54,6 +54,11 @@ const AnnotationConfigHash = "database.example.com/config-hash"
 // pod has it.
 const AnnotationTLS = "database.example.com/tls"
 
+// AnnotationRotateCA on a MySQL asks for a rotation of the operator's CA:
+// any value the operator has not acted on yet starts one. On <name>-ca it
+// records the last value acted on.
+const AnnotationRotateCA = "database.example.com/rotate-ca"
+
 // AnnotationTLSSource on <name>-tls says which version of tls.secretName's
 // Secret it is a copy of: "<uid>/<resourceVersion>".
 const AnnotationTLSSource = "database.example.com/tls-source"
