@@ -118,9 +118,14 @@ func TLSSourceSecret(m *databasev1.MySQL) string {
 	return m.Spec.TLS.SecretName
 }
 
-// CASecret returns the apply configuration of the CA's Secret.
-func CASecret(m *databasev1.MySQL, ca certs.KeyPair) *corev1ac.SecretApplyConfiguration {
-	return tlsSecret(m, CASecretName(m), map[string][]byte{certs.CertKey: ca.Cert, certs.KeyKey: ca.Key, certs.CAKey: ca.Cert})
+// CASecret returns the apply configuration of the CA's Secret: data as a
+// rotation leaves it, and the last AnnotationRotateCA value acted on.
+func CASecret(m *databasev1.MySQL, data map[string][]byte, handled string) *corev1ac.SecretApplyConfiguration {
+	s := tlsSecret(m, CASecretName(m), data)
+	if handled != "" {
+		s.WithAnnotations(map[string]string{vocabulary.AnnotationRotateCA: handled})
+	}
+	return s
 }
 
 func tlsSecret(m *databasev1.MySQL, name string, data map[string][]byte) *corev1ac.SecretApplyConfiguration {

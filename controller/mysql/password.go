@@ -58,17 +58,17 @@ func (r *Reconciler) operatorSecret(ctx context.Context, obj *databasev1.MySQL) 
 // servers hold the old password, which only its owner can restore. It
 // returns nil data when the Secret is absent and generate is not set.
 func (r *Reconciler) generatedSecret(ctx context.Context, obj *databasev1.MySQL, name string, generate bool, keys ...string) (map[string][]byte, error) {
-	stored, found, err := r.storedSecret(ctx, obj, name)
+	stored, err := r.storedSecret(ctx, obj, name)
 	switch {
 	case err != nil:
 		return nil, err
-	case found:
+	case stored != nil:
 		for _, k := range keys {
-			if _, ok := stored[k]; !ok {
+			if _, ok := stored.Data[k]; !ok {
 				return nil, outcome.Stalled(vocabulary.ReasonSecretInvalid, "Secret %s has no key %q: restore it, the operator never regenerates a password", name, k)
 			}
 		}
-		return stored, nil
+		return stored.Data, nil
 	case !generate:
 		return nil, nil
 	}
@@ -81,11 +81,11 @@ func (r *Reconciler) generatedSecret(ctx context.Context, obj *databasev1.MySQL,
 	return data, nil
 }
 
-// storedSecret returns the data of the operator's Secret name of obj's
-// namespace, and whether it exists: from the cache, or, when the cache
-// does not hold it (a cold or stale cache), from the API server, so that
-// nothing generated once is generated again.
-func (r *Reconciler) storedSecret(ctx context.Context, obj *databasev1.MySQL, name string) (map[string][]byte, bool, error) {
+// storedSecret returns the operator's Secret name of obj's namespace, nil
+// when it does not exist: from the cache, or, when the cache does not hold
+// it (a cold or stale cache), from the API server, so that nothing
+// generated once is generated again.
+func (r *Reconciler) storedSecret(ctx context.Context, obj *databasev1.MySQL, name string) (*corev1.Secret, error) {
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: name}
 	existing := &corev1.Secret{}
 	err := r.Client.Get(ctx, key, existing)
@@ -94,11 +94,11 @@ func (r *Reconciler) storedSecret(ctx context.Context, obj *databasev1.MySQL, na
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, false, nil
+		return nil, nil
 	case err != nil:
-		return nil, false, fmt.Errorf("get Secret %s: %w", name, err)
+		return nil, fmt.Errorf("get Secret %s: %w", name, err)
 	}
-	return existing.Data, true, nil
+	return existing, nil
 }
 
 // generatePassword returns 32 random characters from crypto/rand.

@@ -21,10 +21,11 @@ import (
 )
 
 // The servers' certificates: the MySQL's own CA, made once into
-// <name>-ca and never made again while its Secret exists, signs the
-// servers' certificate in <name>-tls, issued again when it is two thirds
-// through its life, when it no longer names every pod and Service, or
-// when the CA is not the one that signed it.
+// <name>-ca and never made again while its Secret exists (it is rotated in
+// place, see carotation.go), signs the servers' certificate in <name>-tls,
+// issued again when it is two thirds through its life, when it no longer
+// names every pod and Service, or when the CA is not the one that signed
+// it.
 
 // tlsState is a MySQL's TLS as its Secrets hold it.
 type tlsState struct {
@@ -58,38 +59,82 @@ func (r *Reconciler) tlsSecrets(ctx context.Context, obj *databasev1.MySQL, now 
 		}
 		return r.broughtTLS(ctx, obj, name, now)
 	}
+	return r.operatorTLS(ctx, obj, now)
+}
+
+// operatorTLS returns the TLS of a MySQL whose certificates the operator
+// issues: its CA moved a step on where a rotation is due (see rotateCA),
+// and the servers' certificate issued again where it is not the current
+// one (currentCertificate).
+func (r *Reconciler) operatorTLS(ctx context.Context, obj *databasev1.MySQL, now time.Time) (*tlsState, error) {
 	ca, caLeaf, madeCA, err := r.caOf(ctx, obj, now)
 	if err != nil {
 		return nil, err
 	}
-	stored, _, err := r.storedSecret(ctx, obj, children.TLSSecretName(obj))
+	stored, err := r.storedSecret(ctx, obj, children.TLSSecretName(obj))
 	if err != nil {
 		return nil, err
 	}
-	names := children.TLSNames(obj)
-	server := certs.KeyPair{Cert: stored[certs.CertKey], Key: stored[certs.KeyKey]}
-	issue := madeCA || !bytes.Equal(stored[certs.CAKey], ca.Cert) || certs.Check(stored, names, now) != nil
-	var leaf *x509.Certificate
-	if !issue {
-		if leaf, err = certs.Leaf(server.Cert); err != nil || !now.Before(certs.RenewAt(leaf)) {
-			issue = true
-		}
+	var data map[string][]byte
+	if stored != nil {
+		data = stored.Data
 	}
-	if issue {
-		if server, err = certs.Issue(ca, names, now, certs.ServerLife); err != nil {
+	server := certs.KeyPair{Cert: data[certs.CertKey], Key: data[certs.KeyKey]}
+	leaf, current := currentCertificate(data, ca, caLeaf, children.TLSNames(obj), now)
+	ca, stepped, err := rotateCA(obj, ca, caLeaf, current && servedEverywhere(obj, leaf), now)
+	if err != nil {
+		return nil, err
+	}
+	if stepped {
+		if caLeaf, err = certs.Leaf(ca.signer.Cert); err != nil {
 			return nil, err
 		}
-		if leaf, err = certs.Leaf(server.Cert); err != nil {
+		current = false
+	}
+	if !current {
+		if server, leaf, err = issueServer(ca.signer, children.TLSNames(obj), leaf, now); err != nil {
 			return nil, err
 		}
 	}
-	return &tlsState{
-		members: []applyset.Member{applyset.Of[corev1.Secret](children.CASecret(obj, ca)),
-			applyset.Of[corev1.Secret](children.TLSSecret(obj, server, ca.Cert))},
-		secret: map[string][]byte{certs.CertKey: server.Cert, certs.KeyKey: server.Key, certs.CAKey: ca.Cert},
-		issued: madeCA || issue,
+	st := &tlsState{
+		members: []applyset.Member{applyset.Of[corev1.Secret](children.CASecret(obj, ca.data(), ca.handled)),
+			applyset.Of[corev1.Secret](children.TLSSecret(obj, server, ca.trusted))},
+		secret: map[string][]byte{certs.CertKey: server.Cert, certs.KeyKey: server.Key, certs.CAKey: ca.trusted},
+		issued: madeCA || stepped || !current,
 		status: tlsStatus(obj, vocabulary.TLSSourceOperator, leaf, caLeaf),
-	}, nil
+	}
+	st.status.CARotation = ca.step()
+	return st, nil
+}
+
+// currentCertificate returns the servers' certificate in data, parsed
+// (nil if it cannot be), and whether it is current: signed by the CA's
+// signer, with the CA's trusted certificates beside it, naming every pod
+// and Service and not yet due for renewal.
+func currentCertificate(data map[string][]byte, ca caSecret, caLeaf *x509.Certificate, names []string, now time.Time) (*x509.Certificate, bool) {
+	leaf, err := certs.Leaf(data[certs.CertKey])
+	if err != nil {
+		return nil, false
+	}
+	current := certs.Check(data, names, now) == nil && bytes.Equal(data[certs.CAKey], ca.trusted) &&
+		leaf.CheckSignatureFrom(caLeaf) == nil && now.Before(certs.RenewAt(leaf))
+	return leaf, current
+}
+
+// issueServer issues the servers' certificate for names, signed by ca,
+// and returns it parsed. Its expiry differs from that of the one it
+// replaces, previous: the servers report the expiry of what they present,
+// and a CA rotation moves on when they all present the new one.
+func issueServer(ca certs.KeyPair, names []string, previous *x509.Certificate, now time.Time) (certs.KeyPair, *x509.Certificate, error) {
+	if previous != nil && previous.NotAfter.Equal(now.Add(certs.ServerLife).Truncate(time.Second)) {
+		now = now.Add(time.Second)
+	}
+	server, err := certs.Issue(ca, names, now, certs.ServerLife)
+	if err != nil {
+		return certs.KeyPair{}, nil, err
+	}
+	leaf, err := certs.Leaf(server.Cert)
+	return server, leaf, err
 }
 
 // tlsStatus is status.tls of a certificate and its CA.
@@ -98,31 +143,34 @@ func tlsStatus(obj *databasev1.MySQL, source string, leaf, ca *x509.Certificate)
 		RenewAt: metav1.NewTime(certs.RenewAt(leaf)), CANotAfter: metav1.NewTime(ca.NotAfter)}
 }
 
-// caOf returns obj's CA, and its certificate parsed: the stored one, or a
-// new one when none is stored. A stored CA that cannot be read stalls the
-// MySQL: replacing it would break every client that trusts it.
-func (r *Reconciler) caOf(ctx context.Context, obj *databasev1.MySQL, now time.Time) (certs.KeyPair, *x509.Certificate, bool, error) {
+// caOf returns obj's CA Secret, and its signing certificate parsed: the
+// stored one, or a new one when none is stored. A stored CA that cannot be
+// read stalls the MySQL: replacing it would break every client that
+// trusts it.
+func (r *Reconciler) caOf(ctx context.Context, obj *databasev1.MySQL, now time.Time) (caSecret, *x509.Certificate, bool, error) {
 	name := children.CASecretName(obj)
-	stored, found, err := r.storedSecret(ctx, obj, name)
+	stored, err := r.storedSecret(ctx, obj, name)
 	if err != nil {
-		return certs.KeyPair{}, nil, false, err
+		return caSecret{}, nil, false, err
 	}
-	ca, made := certs.KeyPair{Cert: stored[certs.CertKey], Key: stored[certs.KeyKey]}, false
-	if !found {
-		if ca, err = certs.NewCA(obj.Namespace+"/"+obj.Name+" CA", now, certs.CALife); err != nil {
-			return certs.KeyPair{}, nil, false, err
-		}
-		made = true
+	var ca caSecret
+	if stored != nil {
+		ca = readCASecret(stored.Data, stored.Annotations)
+	} else if ca, err = newCASecret(obj, now); err != nil {
+		return caSecret{}, nil, false, err
 	}
-	leaf, err := certs.Leaf(ca.Cert)
+	leaf, err := certs.Leaf(ca.signer.Cert)
 	if err == nil {
-		err = certs.Usable(ca, now)
+		err = certs.Usable(ca.signer, now)
+	}
+	if err == nil && len(ca.next.Cert) > 0 {
+		err = certs.Usable(ca.next, now)
 	}
 	if err != nil {
-		return certs.KeyPair{}, nil, false, outcome.Stalled(vocabulary.ReasonSecretInvalid,
+		return caSecret{}, nil, false, outcome.Stalled(vocabulary.ReasonSecretInvalid,
 			"Secret %s: %v: delete it to have a new CA made, and give clients its ca.crt", name, err)
 	}
-	return ca, leaf, made, nil
+	return ca, leaf, stored == nil, nil
 }
 
 // broughtTLS returns the TLS of a MySQL whose certificate is in a Secret
