@@ -184,7 +184,14 @@ func tlsPodDB(t *testing.T, ns, pod string, ca *x509.CertPool) *sql.DB {
 // query goes through.
 func tlsOpen(t *testing.T, what, ip, serverName, password string, ca *x509.CertPool) *sql.DB {
 	t.Helper()
-	db, err := workload.OpenTLS(ip, "root", password, &tls.Config{RootCAs: ca, ServerName: serverName, MinVersion: tls.VersionTLS12})
+	return tlsOpenWith(t, what, ip, password, &tls.Config{RootCAs: ca, ServerName: serverName, MinVersion: tls.VersionTLS12})
+}
+
+// tlsOpenWith opens a pool as root to ip over TLS configured by cfg and
+// waits until a query goes through.
+func tlsOpenWith(t *testing.T, what, ip, password string, cfg *tls.Config) *sql.DB {
+	t.Helper()
+	db, err := workload.OpenTLS(ip, "root", password, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
