@@ -281,6 +281,15 @@ type MySQLStatus struct {
 	// +optional
 	CurrentPrimary string `json:"currentPrimary,omitempty"`
 
+	// lastFailover is the last failover the operator made.
+	// +optional
+	LastFailover *PrimaryChange `json:"lastFailover,omitempty"`
+
+	// switchover answers the last switchover asked for with the
+	// annotation database.example.com/switchover.
+	// +optional
+	Switchover *SwitchoverStatus `json:"switchover,omitempty"`
+
 	// instances is what the operator last observed of each instance.
 	// +listType=map
 	// +listMapKey=name

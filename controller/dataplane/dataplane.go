@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,6 +88,11 @@ type Report struct {
 	// takes, with Waiting as its message: its primary is unreachable, or
 	// lost and no failover can be made safely.
 	Reason string
+	// Switchover answers a switchover asked for with AnnotationSwitchover;
+	// nil while none is answered.
+	Switchover *databasev1.SwitchoverStatus
+	// Failover is the failover made in this pass; nil when none was.
+	Failover *databasev1.PrimaryChange
 	// Restore is what the restore that made instance 0 reached, read once
 	// from its agent when status has none yet.
 	Restore *databasev1.RestoreStatus
@@ -119,8 +125,12 @@ func (d *DataPlane) Reconcile(ctx context.Context, m *databasev1.MySQL, pods []c
 	}
 	rep.Restore = readRestore(ctx, m, in, passwords)
 	c, observed := d.clusterOf(m, in), time.Now()
-	if to := rev.handOver(c.CurrentPrimary); to >= 0 {
+	req, asked := pendingSwitchover(m, observed)
+	switch to := rev.handOver(c.CurrentPrimary); {
+	case to >= 0:
 		c.RequestedPrimary = to
+	case asked && req.refused == "" && c.RequestedPrimary < 0:
+		c.RequestedPrimary = req.target
 	}
 	rep.Recheck = recheck(c)
 	plan, err := topology.Decide(c)
@@ -135,6 +145,13 @@ func (d *DataPlane) Reconcile(ctx context.Context, m *databasev1.MySQL, pods []c
 	if plan.Action.Kind == topology.ActionFence {
 		// Fenced: look again when the grace ends, or at once if it has.
 		rep.Recheck = max(c.FailoverGrace-c.PrimaryUnreachableFor-time.Since(observed), 10*time.Millisecond)
+	}
+	if asked {
+		rep.Switchover = req.answer(m, primary, time.Now())
+	}
+	if plan.Action.Kind == topology.ActionFailover && primary >= 0 {
+		rep.Failover = &databasev1.PrimaryChange{From: children.PodName(m, plan.Action.From), To: children.PodName(m, primary),
+			Time: metav1.Now()}
 	}
 	plan = plan.After(primary)
 	if err := d.labelRoles(ctx, m, in, plan, primary); err != nil {

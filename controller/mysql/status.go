@@ -102,6 +102,12 @@ func recordObserved(out *databasev1.MySQL, obs *observation) {
 	if obs.db.Restore != nil {
 		out.Status.Restore = obs.db.Restore
 	}
+	if obs.db.Switchover != nil {
+		out.Status.Switchover = obs.db.Switchover
+	}
+	if obs.db.Failover != nil {
+		out.Status.LastFailover = obs.db.Failover
+	}
 }
 
 // notReady says which instance status shows not ready, and why; empty

@@ -59,6 +59,10 @@ const AnnotationTLS = "database.example.com/tls"
 // records the last value acted on.
 const AnnotationRotateCA = "database.example.com/rotate-ca"
 
+// AnnotationSwitchover on a MySQL asks for a one-shot switchover:
+// "<pod>@<RFC 3339 time>"; status.switchover answers it.
+const AnnotationSwitchover = "database.example.com/switchover"
+
 // AnnotationTLSSource on <name>-tls says which version of tls.secretName's
 // Secret it is a copy of: "<uid>/<resourceVersion>".
 const AnnotationTLSSource = "database.example.com/tls-source"
