@@ -4,7 +4,9 @@
 // `agent exec-server -- SERVER ARGS` swaps in a prepared seed and becomes
 // the server, `agent serve` answers the kubelet's probes and seeds, and
 // `agent verify --backup NAME` restores a backup in a scratch pod to prove
-// it restorable.
+// it restorable, and `agent login [--user U] [-- CLIENT ARGS]` becomes the
+// command-line client, the password read from its standard input (what
+// `kubectl mysql login` runs in a pod).
 package main
 
 import (
@@ -20,7 +22,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: agent install DEST | init [flags] | exec-server [flags] -- SERVER ARGS | serve [flags] | verify --backup NAME [flags]")
+		fmt.Fprintln(os.Stderr, "usage: agent install DEST | init [flags] | exec-server [flags] -- SERVER ARGS | serve [flags] | verify --backup NAME [flags] | login [--user U] [-- CLIENT ARGS]")
 		os.Exit(2)
 	}
 	if err := run(os.Args[1], os.Args[2:]); err != nil {
@@ -55,6 +57,7 @@ func run(cmd string, args []string) error {
 	verifyBackup := fs.String("backup", "", "verify: the backup to restore and check.")
 	result := fs.String("result", "/dev/termination-log", "verify: where to write the result.")
 	maxLag := fs.Int64("max-lag", 30, "The most seconds a replica may lag and be ready.")
+	loginUser := fs.String("user", "root", "login: the account to log in as.")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,6 +78,8 @@ func run(cmd string, args []string) error {
 			fmt.Println(msg)
 		}
 		return agent.WriteResult(*result, msg, err)
+	case "login":
+		return agent.Login(c, *loginUser, fs.Args())
 	case "exec-server":
 		return agent.ExecServer(c, fs.Args())
 	case "serve":

@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// LoginReady is what `agent login` writes to its standard output once it
+// is ready to read the password: `kubectl mysql login` sends it then, and
+// strips this mark from what it shows.
+const LoginReady = "[mysql-operator: password]"
+
+// Login becomes the image's command-line client (mariadb, or mysql)
+// logged in to the server's socket as user, with args. The password is
+// the first line of standard input, read with echo off when that is a
+// terminal; the client reads it from an option file on a pipe
+// (--defaults-extra-file=/dev/fd/N). So it is never on a command line, in
+// the environment or in a file, and the client keeps no history.
+func Login(c Config, user string, args []string) error {
+	client, err := lookPath("mariadb", "mysql")
+	if err != nil {
+		return fmt.Errorf("the image has no client: %w", err)
+	}
+	password, err := readPassword(os.Stdin, os.Stdout)
+	if err != nil {
+		return fmt.Errorf("read the password: %w", err)
+	}
+	opts, err := loginOptions(user, password, c.Socket)
+	if err != nil {
+		return err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	if _, err := w.WriteString(opts); err != nil { // far below a pipe's buffer
+		return err
+	}
+	_ = w.Close()
+	if _, err := unix.FcntlInt(r.Fd(), unix.F_SETFD, 0); err != nil { // kept across exec
+		return fmt.Errorf("pass the option file: %w", err)
+	}
+	argv := append([]string{client, "--defaults-extra-file=/dev/fd/" + strconv.Itoa(int(r.Fd()))}, args...)
+	return syscall.Exec(client, argv, append(os.Environ(), "MYSQL_HISTFILE=/dev/null"))
+}
+
+// loginOptions is the option file of a client login: the values quoted,
+// since a password may hold '#' (a comment outside quotes), spaces or a
+// backslash.
+func loginOptions(user, password, socket string) (string, error) {
+	u, err := optionValue(user)
+	if err != nil {
+		return "", fmt.Errorf("the user: %w", err)
+	}
+	p, err := optionValue(password)
+	if err != nil {
+		return "", fmt.Errorf("the password: %w", err)
+	}
+	return fmt.Sprintf("[client]\nuser=%s\npassword=%s\nsocket=%s\n", u, p, socket), nil
+}
+
+// optionValue quotes v for an option file, whose reader strips a pair of
+// quotes around a value and turns \\ into a backslash. Within the quotes
+// a quote of the other kind is plain; one of the same kind would end
+// them for the comment scanner, so a value with both kinds is refused.
+func optionValue(v string) (string, error) {
+	q := `"`
+	switch {
+	case strings.ContainsAny(v, "\n\x00"):
+		return "", errors.New("holds a line break or a NUL byte")
+	case strings.Contains(v, `"`) && strings.Contains(v, `'`):
+		return "", errors.New(`holds both ' and ": log in with another client`)
+	case strings.Contains(v, `"`):
+		q = `'`
+	}
+	return q + strings.ReplaceAll(v, `\`, `\\`) + q, nil
+}
+
+// readPassword writes LoginReady to out and reads one line from in, a
+// byte at a time so that nothing after it, which is the client's, is
+// consumed; with echo off while in is a terminal.
+func readPassword(in *os.File, out io.Writer) (string, error) {
+	fd := int(in.Fd())
+	if t, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		quiet := *t
+		quiet.Lflag &^= unix.ECHO
+		if err := unix.IoctlSetTermios(fd, unix.TCSETS, &quiet); err != nil {
+			return "", err
+		}
+		defer func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, t) }()
+	}
+	if _, err := io.WriteString(out, LoginReady); err != nil {
+		return "", err
+	}
+	var line []byte
+	b := make([]byte, 1)
+	for {
+		n, err := in.Read(b)
+		if n == 1 && (b[0] == '\n' || b[0] == '\r') {
+			return string(line), nil
+		}
+		if n == 1 {
+			line = append(line, b[0])
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package agent
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLogin logs in to a real server with `agent login`'s code, a
+// password holding a quote, '#', a space and a backslash sent on its
+// standard input: the client runs the query as the user.
+func TestLogin(t *testing.T) {
+	if socket := os.Getenv("AGENT_LOGIN_SOCKET"); socket != "" {
+		// The child: become the client, as `agent login` does.
+		err := Login(Config{Socket: socket}, "root", []string{"-N", "-e", "SELECT CURRENT_USER(), 6*7"})
+		t.Fatalf("login: %v", err)
+	}
+	in := startInstance(t, `#a s\w`)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLogin$")
+	cmd.Env = append(os.Environ(), "AGENT_LOGIN_SOCKET="+in.c.Socket)
+	cmd.Stdin = strings.NewReader(in.pw.RootPassword + "\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("login: %v: %s", err, out)
+	}
+	got := string(out)
+	if !strings.HasPrefix(got, LoginReady) || !strings.Contains(got, "root@localhost\t42") {
+		t.Errorf("output %q", got)
+	}
+	if strings.Contains(got, in.pw.RootPassword) {
+		t.Error("the password was shown")
+	}
+}
+
+// TestOptionValue quotes what an option file reads back, and refuses what
+// it cannot.
+func TestOptionValue(t *testing.T) {
+	for v, want := range map[string]string{`pw`: `"pw"`, `a#b c`: `"a#b c"`, `it's`: `"it's"`, `say "hi"`: `'say "hi"'`, `a\b`: `"a\\b"`} {
+		if got, err := optionValue(v); err != nil || got != want {
+			t.Errorf("optionValue(%q) = %q, %v; want %q", v, got, err, want)
+		}
+	}
+	for _, v := range []string{`"it's"`, "a\nb"} {
+		if _, err := optionValue(v); err == nil {
+			t.Errorf("optionValue(%q) accepted", v)
+		}
+	}
+}
