@@ -1,16 +1,14 @@
 package dbop
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/example/mysql-operator/internal/golden"
+)
 
 // goldenSource is the example replication source of the golden files.
 var goldenSource = Source{Host: "orders-0.orders.db.svc", Port: 3306, User: ReplUser, Password: "repl-pw",
@@ -121,38 +119,7 @@ func TestGolden(t *testing.T) {
 // checkGolden compares got with the file, or rewrites it with -update.
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./dbop -run Golden -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the rendered statements (run go test ./dbop -run Golden -update and review the diff):\n%s",
-			path, firstDiff(string(want), got))
-	}
-}
-
-// firstDiff shows the first differing line.
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range max(len(al), len(bl)) {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d:\n  golden: %s\n  now:    %s", i+1, x, y)
-		}
-	}
-	return ""
+	golden.Check(t, path, got, "go test ./dbop -run Golden")
 }
 
 func TestBootstrapRejectsBadPasswords(t *testing.T) {
