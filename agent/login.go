@@ -55,22 +55,22 @@ func Login(c Config, user string, args []string) error {
 // since a password may hold '#' (a comment outside quotes), spaces or a
 // backslash.
 func loginOptions(user, password, socket string) (string, error) {
-	u, err := optionValue(user)
+	u, err := OptionValue(user)
 	if err != nil {
 		return "", fmt.Errorf("the user: %w", err)
 	}
-	p, err := optionValue(password)
+	p, err := OptionValue(password)
 	if err != nil {
 		return "", fmt.Errorf("the password: %w", err)
 	}
 	return fmt.Sprintf("[client]\nuser=%s\npassword=%s\nsocket=%s\n", u, p, socket), nil
 }
 
-// optionValue quotes v for an option file, whose reader strips a pair of
+// OptionValue quotes v for an option file, whose reader strips a pair of
 // quotes around a value and turns \\ into a backslash. Within the quotes
 // a quote of the other kind is plain; one of the same kind would end
 // them for the comment scanner, so a value with both kinds is refused.
-func optionValue(v string) (string, error) {
+func OptionValue(v string) (string, error) {
 	q := `"`
 	switch {
 	case strings.ContainsAny(v, "\n\x00"):

@@ -123,6 +123,13 @@ func mount(volume, path string, readOnly bool) *corev1ac.VolumeMountApplyConfigu
 	return vm
 }
 
+// LoginCommand is what `kubectl mysql login` runs in the server's
+// container: the agent's login as user, the client's args after it; the
+// password goes on its standard input.
+func LoginCommand(user string, clientArgs []string) []string {
+	return agentCommand("login", append([]string{"--user=" + user, "--socket=" + socketPath, "--"}, clientArgs...)...)
+}
+
 // agentCommand is the agent binary the install-agent container copied.
 func agentCommand(sub string, args ...string) []string {
 	return append([]string{agentMountPath + "/agent", sub}, args...)
