@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -175,6 +176,17 @@ func TestFailover(t *testing.T) {
 			took := first.Sub(killed)
 			t.Logf("%s: first write accepted %s after the kill; primary now %s", how, took.Round(time.Millisecond), getMySQL(t, ns, "db").Status.CurrentPrimary)
 			record(t, "failover ("+how+"), kill to first accepted write", took)
+			if how == "pod force-deleted" {
+				m := getMySQL(t, ns, "db")
+				if f := m.Status.LastFailover; f == nil || f.From != "db-0" || f.To != m.Status.CurrentPrimary {
+					t.Errorf("status.lastFailover %+v, primary %s", f, m.Status.CurrentPrimary)
+				}
+				out := kubectlMySQL(t, ns, "", "status", "db")
+				if !strings.Contains(out, "Last failover:   db-0 -> "+m.Status.CurrentPrimary) ||
+					!regexp.MustCompile(`(?m)^\S+ `+m.Status.CurrentPrimary+`\s+Primary\s`).MatchString(out) {
+					t.Errorf("kubectl mysql status after the failover:\n%s", out)
+				}
+			}
 			holdNode(t, false)
 			waitSettled(t, ns, "db")
 		})

@@ -23,7 +23,7 @@ func (o *options) loginCommand() *cobra.Command {
 			"session's standard input: it is never on a command line, in an environment or in a history file.\n" +
 			"  kubectl mysql login orders                 # the primary\n" +
 			"  kubectl mysql login orders --replica -- -e 'SHOW REPLICA STATUS\\G'",
-		Args: cobra.RangeArgs(1, 2),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var clientArgs []string
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
