@@ -97,6 +97,10 @@ build: ## Build the manager and agent binaries, as the Dockerfile does.
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/manager ./cmd/manager
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/agent ./cmd/agent
 
+.PHONY: plugin
+plugin: ## Build the kubectl plugin into bin/kubectl-mysql (put bin/ on PATH for `kubectl mysql`).
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/kubectl-mysql ./cmd/kubectl-mysql
+
 .PHONY: run-local
 run-local: control-plane s3 ## Start a local cluster (a real node where it can, with its S3 server), the operator and a sample MySQL; wait for Ready.
 	@$(MAKE) node || echo "the real node cannot be built here (it needs root and Debian's packages): the local cluster uses KWOK nodes"

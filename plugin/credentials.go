@@ -9,9 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/example/mysql-operator/agent"
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/login"
 )
 
 // credentialsCommand is `kubectl mysql credentials NAME [--user U]`.
@@ -75,11 +75,11 @@ func (o *options) account(ctx context.Context, m *databasev1.MySQL, user string)
 
 // optionFile is the [client] section that logs in to m's primary as user.
 func optionFile(m *databasev1.MySQL, user, password string) (string, error) {
-	u, err := agent.OptionValue(user)
+	u, err := login.OptionValue(user)
 	if err != nil {
 		return "", fmt.Errorf("the user: %w", err)
 	}
-	p, err := agent.OptionValue(password)
+	p, err := login.OptionValue(password)
 	if err != nil {
 		return "", fmt.Errorf("the password: %w", err)
 	}

@@ -14,13 +14,13 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
-	"github.com/example/mysql-operator/agent"
 	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/login"
 )
 
 // execLogin runs command in the server's container of pod, as `kubectl
 // exec -i` does (with a terminal when in is one): once the agent says
-// agent.LoginReady on its output, the password goes first on its input,
+// login.Ready on its output, the password goes first on its input,
 // then what in holds. The mark is taken out of what is shown.
 func (o *options) execLogin(ctx context.Context, ns, pod string, command []string, password string, in io.Reader) error {
 	f, isFile := in.(*os.File)
@@ -29,7 +29,7 @@ func (o *options) execLogin(ctx context.Context, ns, pod string, command []strin
 	if err != nil {
 		return err
 	}
-	out := &markWriter{w: o.streams.Out, mark: []byte(agent.LoginReady), seen: make(chan struct{})}
+	out := &markWriter{w: o.streams.Out, mark: []byte(login.Ready), seen: make(chan struct{})}
 	stdin := &afterMark{seen: out.seen, first: []byte(password + "\n"), rest: in}
 	opts := remotecommand.StreamOptions{Stdin: stdin, Stdout: out, Tty: tty}
 	if tty {

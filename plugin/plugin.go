@@ -12,10 +12,10 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,10 +37,10 @@ type options struct {
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &options{flags: genericclioptions.NewConfigFlags(true), streams: streams}
 	root := &cobra.Command{
-		Use:           "kubectl-mysql",
-		Short:         "Look after the MySQLs of the mysql-operator",
-		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysql"},
-		SilenceUsage:  true,
+		Use:          "kubectl-mysql",
+		Short:        "Look after the MySQLs of the mysql-operator",
+		Annotations:  map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mysql"},
+		SilenceUsage: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			return o.complete()
 		},

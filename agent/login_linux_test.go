@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/example/mysql-operator/login"
 )
 
 // TestLogin logs in to a real server with `agent login`'s code, a
@@ -25,25 +27,10 @@ func TestLogin(t *testing.T) {
 		t.Fatalf("login: %v: %s", err, out)
 	}
 	got := string(out)
-	if !strings.HasPrefix(got, LoginReady) || !strings.Contains(got, "root@localhost\t42") {
+	if !strings.HasPrefix(got, login.Ready) || !strings.Contains(got, "root@localhost\t42") {
 		t.Errorf("output %q", got)
 	}
 	if strings.Contains(got, in.pw.RootPassword) {
 		t.Error("the password was shown")
-	}
-}
-
-// TestOptionValue quotes what an option file reads back, and refuses what
-// it cannot.
-func TestOptionValue(t *testing.T) {
-	for v, want := range map[string]string{`pw`: `"pw"`, `a#b c`: `"a#b c"`, `it's`: `"it's"`, `say "hi"`: `'say "hi"'`, `a\b`: `"a\\b"`} {
-		if got, err := OptionValue(v); err != nil || got != want {
-			t.Errorf("OptionValue(%q) = %q, %v; want %q", v, got, err, want)
-		}
-	}
-	for _, v := range []string{`"it's"`, "a\nb"} {
-		if _, err := OptionValue(v); err == nil {
-			t.Errorf("OptionValue(%q) accepted", v)
-		}
 	}
 }

@@ -1,21 +1,16 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
-)
 
-// LoginReady is what `agent login` writes to its standard output once it
-// is ready to read the password: `kubectl mysql login` sends it then, and
-// strips this mark from what it shows.
-const LoginReady = "[mysql-operator: password]"
+	"github.com/example/mysql-operator/login"
+)
 
 // Login becomes the image's command-line client (mariadb, or mysql)
 // logged in to the server's socket as user, with args. The password is
@@ -55,35 +50,18 @@ func Login(c Config, user string, args []string) error {
 // since a password may hold '#' (a comment outside quotes), spaces or a
 // backslash.
 func loginOptions(user, password, socket string) (string, error) {
-	u, err := OptionValue(user)
+	u, err := login.OptionValue(user)
 	if err != nil {
 		return "", fmt.Errorf("the user: %w", err)
 	}
-	p, err := OptionValue(password)
+	p, err := login.OptionValue(password)
 	if err != nil {
 		return "", fmt.Errorf("the password: %w", err)
 	}
 	return fmt.Sprintf("[client]\nuser=%s\npassword=%s\nsocket=%s\n", u, p, socket), nil
 }
 
-// OptionValue quotes v for an option file, whose reader strips a pair of
-// quotes around a value and turns \\ into a backslash. Within the quotes
-// a quote of the other kind is plain; one of the same kind would end
-// them for the comment scanner, so a value with both kinds is refused.
-func OptionValue(v string) (string, error) {
-	q := `"`
-	switch {
-	case strings.ContainsAny(v, "\n\x00"):
-		return "", errors.New("holds a line break or a NUL byte")
-	case strings.Contains(v, `"`) && strings.Contains(v, `'`):
-		return "", errors.New(`holds both ' and ": log in with another client`)
-	case strings.Contains(v, `"`):
-		q = `'`
-	}
-	return q + strings.ReplaceAll(v, `\`, `\\`) + q, nil
-}
-
-// readPassword writes LoginReady to out and reads one line from in, a
+// readPassword writes login.Ready to out and reads one line from in, a
 // byte at a time so that nothing after it, which is the client's, is
 // consumed; with echo off while in is a terminal.
 func readPassword(in *os.File, out io.Writer) (string, error) {
@@ -96,7 +74,7 @@ func readPassword(in *os.File, out io.Writer) (string, error) {
 		}
 		defer func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, t) }()
 	}
-	if _, err := io.WriteString(out, LoginReady); err != nil {
+	if _, err := io.WriteString(out, login.Ready); err != nil {
 		return "", err
 	}
 	var line []byte

@@ -1,0 +1,32 @@
+// Package login is what `kubectl mysql login` (package plugin) and `agent
+// login` in a pod agree on: the mark the agent writes when it is ready for
+// the password, and the quoting of an option file's values. It is
+// portable: the plugin runs on any OS.
+package login
+
+import (
+	"errors"
+	"strings"
+)
+
+// Ready is what `agent login` writes to its standard output once it is
+// ready to read the password: `kubectl mysql login` sends it then, and
+// strips this mark from what it shows.
+const Ready = "[mysql-operator: password]"
+
+// OptionValue quotes v for an option file, whose reader strips a pair of
+// quotes around a value and turns \\ into a backslash. Within the quotes
+// a quote of the other kind is plain; one of the same kind would end
+// them for the comment scanner, so a value with both kinds is refused.
+func OptionValue(v string) (string, error) {
+	q := `"`
+	switch {
+	case strings.ContainsAny(v, "\n\x00"):
+		return "", errors.New("holds a line break or a NUL byte")
+	case strings.Contains(v, `"`) && strings.Contains(v, `'`):
+		return "", errors.New(`holds both ' and ": log in with another client`)
+	case strings.Contains(v, `"`):
+		q = `'`
+	}
+	return q + strings.ReplaceAll(v, `\`, `\\`) + q, nil
+}
