@@ -14,6 +14,8 @@
 //   - vocabulary: labels, reasons, events; outcome: stalls and requeues.
 //   - apimetrics, metricsauth, lazylog: the manager's API request
 //     counter, the metrics endpoint's authorization, lazy log values.
+//   - statusmetrics: each MySQL's metrics the agents cannot know (Ready,
+//     errant instances, last failover and backup, certificate expiry).
 //
 // Imports run one way: controller -> mysql -> dataplane -> children ->
 // {vocabulary, outcome}, and sqlobjects, backup -> children; each may import
@@ -22,16 +24,20 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/example/mysql-operator/controller/backup"
 	"github.com/example/mysql-operator/controller/dataplane"
 	"github.com/example/mysql-operator/controller/mysql"
 	"github.com/example/mysql-operator/controller/sqlobjects"
+	"github.com/example/mysql-operator/controller/statusmetrics"
 	"github.com/example/mysql-operator/controller/vocabulary"
 )
 
@@ -112,5 +118,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := (&backup.Scheduler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("set up the backup schedule: %w", err)
 	}
-	return nil
+	return registerStatusMetrics(mgr)
+}
+
+// registerStatusMetrics registers the MySQLs' metrics read from mgr's
+// cache; once per process (a test may set up several managers).
+func registerStatusMetrics(mgr ctrl.Manager) error {
+	err := ctrlmetrics.Registry.Register(statusmetrics.Collector{Reader: mgr.GetCache()})
+	var already prometheus.AlreadyRegisteredError
+	if errors.As(err, &already) {
+		return nil
+	}
+	return err
 }

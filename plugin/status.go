@@ -36,22 +36,13 @@ func (o *options) statusCommand() *cobra.Command {
 	}
 }
 
-// lastBackup is m's most recent backup that completed, nil when none did.
+// lastBackup is m's backup that completed last, nil when none did.
 func (o *options) lastBackup(ctx context.Context, m *databasev1.MySQL) (*databasev1.MySQLBackup, error) {
 	list := &databasev1.MySQLBackupList{}
 	if err := o.client.List(ctx, list, client.InNamespace(m.Namespace)); err != nil {
 		return nil, fmt.Errorf("list MySQLBackups: %w", err)
 	}
-	var last *databasev1.MySQLBackup
-	for i := range list.Items {
-		b := &list.Items[i]
-		if b.Spec.MySQLRef.Name != m.Name || b.Status.Phase != databasev1.BackupComplete || b.Status.CompletionTime == nil {
-			continue
-		}
-		if last == nil || b.Status.CompletionTime.After(last.Status.CompletionTime.Time) {
-			last = b
-		}
-	}
+	last := list.LastComplete()[m.Namespace+"/"+m.Name]
 	return last, nil
 }
 

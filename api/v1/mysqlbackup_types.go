@@ -151,6 +151,23 @@ type MySQLBackupList struct {
 	Items []MySQLBackup `json:"items"`
 }
 
+// LastComplete returns, by "<namespace>/<MySQL name>", the backup of each
+// MySQL that completed last.
+func (in *MySQLBackupList) LastComplete() map[string]*MySQLBackup {
+	last := map[string]*MySQLBackup{}
+	for i := range in.Items {
+		b := &in.Items[i]
+		if b.Status.Phase != BackupComplete || b.Status.CompletionTime == nil {
+			continue
+		}
+		k := b.Namespace + "/" + b.Spec.MySQLRef.Name
+		if l := last[k]; l == nil || b.Status.CompletionTime.After(l.Status.CompletionTime.Time) {
+			last[k] = b
+		}
+	}
+	return last
+}
+
 func init() {
 	SchemeBuilder.Register(&MySQLBackup{}, &MySQLBackupList{})
 }

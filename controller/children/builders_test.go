@@ -100,6 +100,7 @@ func TestBuildersGolden(t *testing.T) {
 			if c := Certificate(m); c != nil {
 				all = append(all, c.Object)
 			}
+			all = append(all, PodMonitor(m).Object)
 			if m.Spec.Backup != nil {
 				b := &databasev1.MySQLBackup{ObjectMeta: metav1.ObjectMeta{Name: "db-20261201-0300", Namespace: m.Namespace, UID: "0c5d7a4e-2222"}}
 				all = append(all, VerifyPod(m, b, testAgentImage))

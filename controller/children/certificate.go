@@ -41,18 +41,10 @@ func Certificate(m *databasev1.MySQL) *unstructured.Unstructured {
 		}
 	}
 	ref := m.Spec.TLS.CertManager.IssuerRef
-	labels := map[string]any{}
-	for k, v := range PodLabels(m) {
-		labels[k] = v
-	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "cert-manager.io/v1",
 		"kind":       "Certificate",
-		"metadata": map[string]any{
-			"name": CertificateName(m), "namespace": m.Namespace, "labels": labels,
-			"ownerReferences": []any{map[string]any{"apiVersion": databasev1.GroupVersion.String(), "kind": databasev1.MySQLKind,
-				"name": m.Name, "uid": string(m.UID), "controller": true, "blockOwnerDeletion": true}},
-		},
+		"metadata":   extraMetadata(m, CertificateName(m)),
 		"spec": map[string]any{
 			"secretName":  CertManagerSecretName(m),
 			"dnsNames":    dns,

@@ -71,6 +71,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, obj *databasev1.MySQ
 	if err := r.applyChildren(ctx, obj, d.members, obs); err != nil {
 		return dataplane.Secrets{}, err
 	}
+	if err := r.applyPodMonitor(ctx, obj); err != nil {
+		return dataplane.Secrets{}, err
+	}
 	pruned, err := r.prune(ctx, obj, d.members)
 	if err != nil {
 		return dataplane.Secrets{}, err

@@ -69,8 +69,8 @@ type Reconciler struct {
 	dataPlane *dataplane.DataPlane
 	// settled remembers the MySQLs whose children step finds nothing to do.
 	settled *settledChildren
-	// certificates remembers the cert-manager Certificates applied.
-	certificates *appliedCertificates
+	// extras remembers the extras applied (extras.go).
+	extras *appliedExtras
 }
 
 // +kubebuilder:rbac:groups=database.example.com,resources=mysqls,verbs=get;list;watch;patch
@@ -93,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.status.forget(req.NamespacedName)
 			r.dataPlane.Forget(req.NamespacedName)
 			r.settled.forget(req.NamespacedName)
-			r.certificates.forget(req.NamespacedName)
+			r.extras.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -231,7 +231,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	r.status = newStatusWriter(r.Client, r.ProgressInterval)
 	r.dataPlane = dataplane.New(r.Client, r.Recorder, r.FailoverGrace, r.MaxLag)
 	r.settled = newSettledChildren()
-	r.certificates = newAppliedCertificates()
+	r.extras = newAppliedExtras()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &databasev1.MySQL{}, indexSecretRef, secretRefIndex); err != nil {
 		return err
 	}
