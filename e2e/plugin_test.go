@@ -57,7 +57,7 @@ func TestPlugin(t *testing.T) {
 			after.Status.CurrentPrimary, after.Generation, before.Generation, after.Spec.PreferredPrimary)
 	}
 	out = kubectlMySQL(t, ns, "", "status", "db")
-	if !regexp.MustCompile(`(?m)^\S+ ` + target + `\s+Primary\s`).MatchString(out) || !strings.Contains(out, "Done") {
+	if !regexp.MustCompile(`(?m)^\S+ `+target+`\s+Primary\s`).MatchString(out) || !strings.Contains(out, "Done") {
 		t.Errorf("status after the switchover:\n%s", out)
 	}
 }
