@@ -33,6 +33,7 @@ KUSTOMIZE_CONTROLLER := $(BIN)/kustomize-controller
 FLUX_CRDS := $(BIN)/flux-crds
 FLUX := $(SOURCE_CONTROLLER) $(KUSTOMIZE_CONTROLLER) $(FLUX_CRDS)
 VERSITYGW := $(BIN)/versitygw
+PROMETHEUS := $(BIN)/prometheus $(BIN)/promtool
 
 # Debian packages the builds and tests need: iptables for kube-proxy,
 # libseccomp-dev for runc, mmdebstrap for the database image, MariaDB for
@@ -42,6 +43,7 @@ APT_PACKAGES := iptables libseccomp-dev mmdebstrap mariadb-server mariadb-client
 CONTROLLER_TOOLS_VERSION := v0.23.0
 KWOK_VERSION := v0.8.0
 VERSITYGW_VERSION := v1.8.0
+PROMETHEUS_VERSION := v0.316.0
 K8S_VERSION := v1.37.2
 # Without these the binaries report v0.0.0-master, and nodes with them.
 K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 \
@@ -79,11 +81,11 @@ verify: manifests generate fmt vet ## Fail when regenerating or formatting leave
 	@test -z "$$(git status --porcelain --untracked-files=all -- charts)" || { git status --short -- charts; echo "the chart has files not committed: commit them"; exit 1; }
 
 .PHONY: test
-test: verify build control-plane node flux s3 ## Build the manager as the image does, then run every test (unit, envtest with real MariaDB servers, e2e on a real node, short benchmark).
+test: verify build control-plane node flux s3 prometheus ## Build the manager as the image does, then run every test (unit, envtest with real MariaDB servers, e2e on a real node, short benchmark).
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 40m ./...
 
 .PHONY: e2e
-e2e: control-plane node flux s3 ## Run only the full-cluster e2e tests.
+e2e: control-plane node flux s3 prometheus ## Run only the full-cluster e2e tests.
 	go test $(GO_TEST_FLAGS) -count=1 -timeout 30m ./e2e/...
 
 .PHONY: bench
@@ -102,7 +104,7 @@ plugin: ## Build the kubectl plugin into bin/kubectl-mysql (put bin/ on PATH for
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/kubectl-mysql ./cmd/kubectl-mysql
 
 .PHONY: run-local
-run-local: control-plane s3 ## Start a local cluster (a real node where it can, with its S3 server), the operator and a sample MySQL; wait for Ready.
+run-local: control-plane s3 prometheus ## Start a local cluster (a real node where it can, with its S3 server and a Prometheus), the operator and a sample MySQL; wait for Ready.
 	@$(MAKE) node || echo "the real node cannot be built here (it needs root and Debian's packages): the local cluster uses KWOK nodes"
 	go run ./cmd/local
 
@@ -137,6 +139,15 @@ s3: $(VERSITYGW) ## Build versitygw, the S3 server of the backup tests and of th
 
 $(VERSITYGW):
 	GOBIN=$(BIN) go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+
+##@ Prometheus (built from the Go module proxy into bin/, skipped when present)
+
+.PHONY: prometheus
+prometheus: $(PROMETHEUS) ## Build Prometheus 3 and promtool: the alerting rules' tests and the local cluster's Prometheus.
+
+$(PROMETHEUS) &:
+	GOBIN=$(BIN) go install github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION) \
+	  github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
 
 ##@ Real node (built from the Go module proxy and Debian's packages into bin/, skipped when present)
 

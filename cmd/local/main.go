@@ -161,6 +161,9 @@ func show(ctx context.Context, c *cluster.Cluster, root string, sample *unstruct
 	if exitWhenReady {
 		return nil
 	}
+	if c.PrometheusURL != "" {
+		connect += fmt.Sprintf("    kubectl mysql status %s   # make plugin, bin/ on PATH\n    Prometheus (the agents, the alerting rules): %s/alerts\n", name, c.PrometheusURL)
+	}
 	fmt.Printf("\nThe cluster is running. In another shell:\n    export KUBECONFIG=%s\n    %s get my\n%sPress Ctrl-C to stop.\n",
 		c.Kubeconfig, filepath.Join(root, "bin", "kubectl"), connect)
 	<-ctx.Done()

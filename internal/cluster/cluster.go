@@ -80,6 +80,9 @@ type Cluster struct {
 	stopStorage func()
 	// S3 is the real node's S3 server (versitygw); nil without a real node.
 	S3 *s3test.Server
+	// PrometheusURL is the real node's Prometheus (internal/cluster/prometheus.go);
+	// empty without a real node.
+	PrometheusURL string
 }
 
 // Start starts every component in order and waits for each to be ready. On
@@ -160,7 +163,8 @@ func (c *Cluster) steps() []step {
 	}
 	if c.opts.RealNode {
 		steps = append(steps, step{"containerd", c.startContainerd}, step{"coredns", c.startCoreDNS},
-			step{"kubelet", c.startKubelet}, step{"kube-proxy", c.startKubeProxy}, step{"s3", c.startS3})
+			step{"kubelet", c.startKubelet}, step{"kube-proxy", c.startKubeProxy}, step{"s3", c.startS3},
+			step{"prometheus", c.startPrometheus})
 	}
 	if c.opts.RealNode || c.opts.Nodes > 0 {
 		steps = append(steps, step{"storage", c.startStorage})
