@@ -48,10 +48,12 @@ func loadChart(t *testing.T) *chart.Chart {
 }
 
 // render renders the chart with vals over its defaults, client-side and
-// with the CRDs, as `helm template --include-crds` does.
-func render(t *testing.T, vals map[string]any) []*unstructured.Unstructured {
+// with the CRDs, as `helm template --include-crds` does; apiVersions are
+// the API versions the cluster is said to serve beyond the built-in ones
+// (`helm template --api-versions`).
+func render(t *testing.T, vals map[string]any, apiVersions ...string) []*unstructured.Unstructured {
 	t.Helper()
-	rel, err := renderRelease(t, vals)
+	rel, err := renderRelease(t, vals, apiVersions...)
 	if err != nil {
 		t.Fatalf("render the chart: %v", err)
 	}
@@ -63,9 +65,10 @@ func render(t *testing.T, vals map[string]any) []*unstructured.Unstructured {
 }
 
 // renderRelease renders the chart and returns the release or the error.
-func renderRelease(t *testing.T, vals map[string]any) (*release.Release, error) {
+func renderRelease(t *testing.T, vals map[string]any, apiVersions ...string) (*release.Release, error) {
 	t.Helper()
 	install := action.NewInstall(action.NewConfiguration(action.ConfigurationSetLogger(helmLogger)))
+	install.APIVersions = apiVersions
 	install.DryRunStrategy = action.DryRunClient
 	install.Replace = true
 	install.IncludeCRDs = true

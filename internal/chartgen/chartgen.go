@@ -34,6 +34,12 @@ const (
 	CRDDir = ChartDir + "/crds"
 	// RoleTemplate is the chart's template of the generated RBAC.
 	RoleTemplate = ChartDir + "/templates/manager-role.yaml"
+	// RulesSource are the alerting rules, in Prometheus's rule-file format.
+	RulesSource = "monitoring/rules.yaml"
+	// DashboardSource is the Grafana dashboard.
+	DashboardSource = "monitoring/dashboard.json"
+	// PrometheusDir is the kustomize component of the rules and the dashboard.
+	PrometheusDir = "kustomize/prometheus"
 )
 
 // header marks every generated file, so that nobody edits one by hand.
@@ -42,7 +48,8 @@ func header(source string) string {
 }
 
 // Files returns the generated files of the chart, by path relative to the
-// repository root: one per CRD under CRDDir, and RoleTemplate.
+// repository root: one per CRD under CRDDir, RoleTemplate, and the copies
+// of the rules and the dashboard (monitoringFiles).
 func Files(root string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	crds, err := filepath.Glob(filepath.Join(root, CRDSourceDir, "*.yaml"))
@@ -69,7 +76,42 @@ func Files(root string) (map[string][]byte, error) {
 		return nil, fmt.Errorf("%s: %w", RoleSource, err)
 	}
 	files[RoleTemplate] = tmpl
+	if err := monitoringFiles(root, files); err != nil {
+		return nil, err
+	}
 	return files, nil
+}
+
+// monitoringFiles adds the copies of the rules and the dashboard that the
+// chart (files/, read with .Files.Get, so that Helm leaves the rules'
+// own {{ }} alone) and kustomize/prometheus (whose loader reads nothing
+// above it) need, and the PrometheusRule that wraps the rules.
+func monitoringFiles(root string, files map[string][]byte) error {
+	rules, err := os.ReadFile(filepath.Join(root, RulesSource))
+	if err != nil {
+		return fmt.Errorf("read the rules: %w", err)
+	}
+	dashboard, err := os.ReadFile(filepath.Join(root, DashboardSource))
+	if err != nil {
+		return fmt.Errorf("read the dashboard: %w", err)
+	}
+	var groups struct {
+		Groups []any `json:"groups"`
+	}
+	if err := yaml.Unmarshal(rules, &groups); err != nil || len(groups.Groups) == 0 {
+		return fmt.Errorf("%s holds no rule group: %v", RulesSource, err)
+	}
+	rule, err := yaml.Marshal(map[string]any{"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+		"metadata": map[string]any{"name": "mysql-operator", "labels": map[string]any{"app.kubernetes.io/name": "mysql-operator"}},
+		"spec":     map[string]any{"groups": groups.Groups}})
+	if err != nil {
+		return err
+	}
+	files[ChartDir+"/files/rules.yaml"] = append([]byte(header(RulesSource)), rules...)
+	files[ChartDir+"/files/dashboard.json"] = dashboard
+	files[PrometheusDir+"/prometheusrule.yaml"] = append([]byte(header(RulesSource)), rule...)
+	files[PrometheusDir+"/dashboard.json"] = dashboard
+	return nil
 }
 
 // Write writes the generated files under root and removes files of CRDDir
