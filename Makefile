@@ -37,8 +37,9 @@ PROMETHEUS := $(BIN)/prometheus $(BIN)/promtool
 
 # Debian packages the builds and tests need: iptables for kube-proxy,
 # libseccomp-dev for runc, mmdebstrap for the database image, MariaDB for
-# the SQL layer's tests on plain server processes.
-APT_PACKAGES := iptables libseccomp-dev mmdebstrap mariadb-server mariadb-client mariadb-backup
+# the SQL layer's tests on plain server processes, sysbench for
+# cmd/throughput.
+APT_PACKAGES := iptables libseccomp-dev mmdebstrap mariadb-server mariadb-client mariadb-backup sysbench
 
 CONTROLLER_TOOLS_VERSION := v0.23.0
 KWOK_VERSION := v0.8.0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,4 +101,34 @@ func processCPU(pid string) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
+// ProcessesCPU returns the CPU time used so far by every process of this
+// machine whose command name (/proc/<pid>/comm) is one of names, summed
+// by name: the servers and agents in the real node's pods as well as the
+// components on the host.
+func ProcessesCPU(names ...string) CPU {
+	cpu := CPU{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return cpu
+	}
+	for _, e := range entries {
+		pid := e.Name()
+		if pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		comm, err := os.ReadFile("/proc/" + pid + "/comm")
+		if err != nil {
+			continue
+		}
+		name := strings.TrimSpace(string(comm))
+		if !slices.Contains(names, name) {
+			continue
+		}
+		if d, err := processCPU(pid); err == nil {
+			cpu[name] += d
+		}
+	}
+	return cpu
 }

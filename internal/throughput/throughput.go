@@ -1,0 +1,214 @@
+package throughput
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/internal/cluster"
+	"github.com/example/mysql-operator/internal/testenv"
+)
+
+// processes are the command names whose CPU time a run records: the
+// servers and agents (in pods, or the bare server), the node's and the
+// control plane's components, the manager and sysbench itself.
+var processes = []string{"mariadbd", "mysqld", "agent", "kubelet", "kube-proxy", "containerd", "containerd-shim",
+	"manager", "kube-apiserver", "etcd", "sysbench"}
+
+// Variant is one setup measured.
+type Variant struct {
+	// Name says what was measured.
+	Name string
+	// Result is sysbench's.
+	Result Result
+	// CPU is each process's CPU time over the run.
+	CPU cluster.CPU
+	// Elapsed is the run's wall time.
+	Elapsed time.Duration
+}
+
+// Options configure a measurement.
+type Options struct {
+	// Load is sysbench's workload.
+	Load Load
+	// Dir receives the bare server and the cluster's files.
+	Dir string
+	// Progress receives a line per step.
+	Progress io.Writer
+}
+
+// Spec is the MySQL measured, on the real node: MariaDB 10.11 with 1 GiB
+// of memory (so a 512 MiB buffer pool, as the operator derives it), no
+// CPU limit, the cluster's default max_connections left to the operator.
+func Spec(replicas int32) databasev1.MySQLSpec {
+	s := cluster.RealNodeSpec(replicas)
+	s.Config = nil
+	s.StorageSize = "4Gi"
+	mem := resource.MustParse("1Gi")
+	s.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: mem},
+		Limits: corev1.ResourceList{corev1.ResourceMemory: mem}}
+	return s
+}
+
+// Run measures the bare server, then a 1-instance MySQL through its
+// primary Service and at its pod's address, then a 3-instance one
+// through its primary Service.
+func Run(ctx context.Context, o Options) ([]Variant, error) {
+	var out []Variant
+	fmt.Fprintln(o.Progress, "==> the bare server on loopback, with the operator's my.cnf")
+	b, err := startBare(ctx, Spec(1), filepath.Join(o.Dir, "bare"))
+	if err != nil {
+		return nil, err
+	}
+	v, err := measure(ctx, o, "bare server, loopback", b.target)
+	b.stop()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, v)
+	fmt.Fprintln(o.Progress, "==> the local cluster with the real node, and the operator")
+	c, err := cluster.Start(ctx, cluster.Options{RealNode: true, Dir: filepath.Join(o.Dir, "cluster"), Progress: o.Progress})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Stop()
+	if err := startOperator(ctx, c); err != nil {
+		return nil, err
+	}
+	more, err := measureCluster(ctx, o, c)
+	return append(out, more...), err
+}
+
+// measureCluster measures the MySQLs of the cluster, one at a time.
+func measureCluster(ctx context.Context, o Options, c *cluster.Cluster) ([]Variant, error) {
+	var out []Variant
+	for _, replicas := range []int32{1, 3} {
+		name := fmt.Sprintf("db%d", replicas)
+		fmt.Fprintf(o.Progress, "==> a %d-instance MySQL\n", replicas)
+		m, err := createMySQL(ctx, c, name, replicas)
+		if err != nil {
+			return out, err
+		}
+		t, err := serviceTarget(ctx, c, m)
+		if err != nil {
+			return out, err
+		}
+		v, err := measure(ctx, o, fmt.Sprintf("%d instance(s), primary Service", replicas), t)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+		if replicas == 1 {
+			if t.host, err = podIP(ctx, c, children.PodName(m, 0)); err != nil {
+				return out, err
+			}
+			if v, err = measure(ctx, o, "1 instance, pod address (no Service)", t); err != nil {
+				return out, err
+			}
+			out = append(out, v)
+		}
+		if err := c.Client.Delete(ctx, m); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// measure prepares sysbench's tables on t and runs the load, recording
+// the CPU time of every process over the run.
+func measure(ctx context.Context, o Options, name string, t target) (Variant, error) {
+	fmt.Fprintf(o.Progress, "    %s: sysbench prepare\n", name)
+	if err := o.Load.prepare(ctx, t); err != nil {
+		return Variant{}, err
+	}
+	fmt.Fprintf(o.Progress, "    %s: sysbench run, %s\n", name, o.Load.Duration)
+	before, start := cluster.ProcessesCPU(processes...), time.Now()
+	r, err := o.Load.run(ctx, t)
+	if err != nil {
+		return Variant{}, err
+	}
+	v := Variant{Name: name, Result: r, CPU: cluster.ProcessesCPU(processes...).Since(before), Elapsed: time.Since(start)}
+	fmt.Fprintf(o.Progress, "    %s: %.0f TPS, 95th percentile %s\n", name, r.TPS, r.P95)
+	return v, nil
+}
+
+// startOperator installs the CRD and RBAC, builds and starts the manager.
+func startOperator(ctx context.Context, c *cluster.Cluster) error {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if err := c.InstallOperator(ctx, root, "mysql-operator-throughput"); err != nil {
+		return err
+	}
+	bin, err := cluster.BuildManager(c.Dir)
+	if err != nil {
+		return err
+	}
+	_, err = c.StartManager(ctx, "manager", bin)
+	return err
+}
+
+// createMySQL creates the MySQL name of Spec(replicas) and waits until it
+// is Current.
+func createMySQL(ctx context.Context, c *cluster.Cluster, name string, replicas int32) (*databasev1.MySQL, error) {
+	m := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: Spec(replicas)}
+	if err := c.Client.Create(ctx, m); err != nil {
+		return nil, err
+	}
+	var last status.Status
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+			return false, nil
+		}
+		raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
+		if err != nil {
+			return false, err
+		}
+		res, err := status.Compute(&unstructured.Unstructured{Object: raw})
+		if err != nil {
+			return false, nil
+		}
+		last = res.Status
+		return last == status.CurrentStatus, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("MySQL %s never Current (last %s): %w", name, last, err)
+	}
+	return m, nil
+}
+
+// serviceTarget is the primary Service of m, as root.
+func serviceTarget(ctx context.Context, c *cluster.Cluster, m *databasev1.MySQL) (target, error) {
+	svc, secret := &corev1.Service{}, &corev1.Secret{}
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: children.PrimaryServiceName(m)}, svc); err != nil {
+		return target{}, err
+	}
+	name, key := children.PasswordRef(m)
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, secret); err != nil {
+		return target{}, err
+	}
+	return target{host: svc.Spec.ClusterIP, port: children.MySQLPort, password: string(secret.Data[key])}, nil
+}
+
+// podIP is the address of pod in the default namespace.
+func podIP(ctx context.Context, c *cluster.Cluster, pod string) (string, error) {
+	p := &corev1.Pod{}
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: pod}, p); err != nil {
+		return "", err
+	}
+	return p.Status.PodIP, nil
+}

@@ -1,0 +1,63 @@
+package throughput
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller/children"
+)
+
+// TestParse reads sysbench 1.0.20's report.
+func TestParse(t *testing.T) {
+	out := `SQL statistics:
+    queries performed:
+        read:                            823186
+        write:                           235196
+        other:                           117598
+        total:                           1175980
+    transactions:                        58799  (979.84 per sec.)
+    queries:                             1175980 (19596.77 per sec.)
+Latency (ms):
+         min:                                    3.01
+         avg:                                    8.16
+         max:                                   92.43
+         95th percentile:                       11.87
+         sum:                               479919.14
+`
+	r, err := parse(out)
+	if err != nil || r.Transactions != 58799 || r.TPS != 979.84 || r.P95 != 11870*time.Microsecond {
+		t.Errorf("parse = %+v, %v", r, err)
+	}
+	if _, err := parse("FATAL: error 2013: Lost connection"); err == nil {
+		t.Error("a failed run parsed")
+	}
+}
+
+// TestRelocate moves every path of the builder's my.cnf, for the spec
+// measured, under a directory: the bare server runs exactly the
+// operator's settings.
+func TestRelocate(t *testing.T) {
+	m := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "bench"}, Spec: Spec(1)}
+	cnf := children.ConfigMap(m).Data["my.cnf"]
+	out, err := relocate(cnf, "/tmp/x", 33061)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"datadir = /tmp/x/lib/data\n", "port = 33061\n", "bind_address = 127.0.0.1\n",
+		"ssl_cert = /tmp/x/tls/tls.crt\n", "!include /tmp/x/run/pod.cnf", "innodb_buffer_pool_size = 512M", "sync_binlog = 1\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the moved my.cnf has no %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "\n") != strings.Count(cnf, "\n") {
+		t.Error("lines were added or lost")
+	}
+	if _, err := relocate(cnf+"secure_file_priv = /var/lib/mysql-files\n!include /var/run/mysqld/../x\n"+
+		"general_log_file = "+children.TLSMountPath+"/../log\n", "/tmp/x", 1); err != nil {
+		t.Errorf("paths under the pod's directories refused: %v", err)
+	}
+}
