@@ -27,7 +27,7 @@ func Login(c Config, user string, args []string) error {
 	if err != nil {
 		return fmt.Errorf("read the password: %w", err)
 	}
-	opts, err := loginOptions(user, password, c.Socket)
+	opts, err := login.ClientOptions(user, password, "socket="+c.Socket)
 	if err != nil {
 		return err
 	}
@@ -44,21 +44,6 @@ func Login(c Config, user string, args []string) error {
 	}
 	argv := append([]string{client, "--defaults-extra-file=/dev/fd/" + strconv.Itoa(int(r.Fd()))}, args...)
 	return syscall.Exec(client, argv, append(os.Environ(), "MYSQL_HISTFILE=/dev/null"))
-}
-
-// loginOptions is the option file of a client login: the values quoted,
-// since a password may hold '#' (a comment outside quotes), spaces or a
-// backslash.
-func loginOptions(user, password, socket string) (string, error) {
-	u, err := login.OptionValue(user)
-	if err != nil {
-		return "", fmt.Errorf("the user: %w", err)
-	}
-	p, err := login.OptionValue(password)
-	if err != nil {
-		return "", fmt.Errorf("the password: %w", err)
-	}
-	return fmt.Sprintf("[client]\nuser=%s\npassword=%s\nsocket=%s\n", u, p, socket), nil
 }
 
 // readPassword writes login.Ready to out and reads one line from in, a

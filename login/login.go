@@ -6,6 +6,7 @@ package login
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -29,4 +30,19 @@ func OptionValue(v string) (string, error) {
 		q = `'`
 	}
 	return q + strings.ReplaceAll(v, `\`, `\\`) + q, nil
+}
+
+// ClientOptions is the [client] section of an option file that logs in
+// as user with password, then the lines given ("socket=...",
+// "host=..."), each value of user and password quoted by OptionValue.
+func ClientOptions(user, password string, lines ...string) (string, error) {
+	u, err := OptionValue(user)
+	if err != nil {
+		return "", fmt.Errorf("the user: %w", err)
+	}
+	p, err := OptionValue(password)
+	if err != nil {
+		return "", fmt.Errorf("the password: %w", err)
+	}
+	return "[client]\nuser=" + u + "\npassword=" + p + "\n" + strings.Join(append(lines, ""), "\n"), nil
 }

@@ -16,3 +16,14 @@ func TestOptionValue(t *testing.T) {
 		}
 	}
 }
+
+// TestClientOptions renders a [client] section.
+func TestClientOptions(t *testing.T) {
+	got, err := ClientOptions("root", `p#w`, "socket=/run/s.sock")
+	if want := "[client]\nuser=\"root\"\npassword=\"p#w\"\nsocket=/run/s.sock\n"; err != nil || got != want {
+		t.Errorf("ClientOptions = %q, %v; want %q", got, err, want)
+	}
+	if _, err := ClientOptions("root", "a\nb"); err == nil {
+		t.Error("a password with a line break accepted")
+	}
+}

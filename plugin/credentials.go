@@ -75,13 +75,10 @@ func (o *options) account(ctx context.Context, m *databasev1.MySQL, user string)
 
 // optionFile is the [client] section that logs in to m's primary as user.
 func optionFile(m *databasev1.MySQL, user, password string) (string, error) {
-	u, err := login.OptionValue(user)
+	section, err := login.ClientOptions(user, password, fmt.Sprintf("host=%s.%s.svc", children.PrimaryServiceName(m), m.Namespace),
+		fmt.Sprintf("port=%d", children.MySQLPort))
 	if err != nil {
-		return "", fmt.Errorf("the user: %w", err)
-	}
-	p, err := login.OptionValue(password)
-	if err != nil {
-		return "", fmt.Errorf("the password: %w", err)
+		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# MySQL %s/%s: its primary, through the Service %s\n", m.Namespace, m.Name, children.PrimaryServiceName(m))
@@ -90,6 +87,5 @@ func optionFile(m *databasev1.MySQL, user, password string) (string, error) {
 			m.Namespace, children.TLSSecretName(m), m.Name)
 		fmt.Fprintf(&b, "# then add ssl-ca=%s-ca.crt and ssl-verify-server-cert\n", m.Name)
 	}
-	fmt.Fprintf(&b, "[client]\nuser=%s\npassword=%s\nhost=%s.%s.svc\nport=%d\n", u, p, children.PrimaryServiceName(m), m.Namespace, children.MySQLPort)
-	return b.String(), nil
+	return b.String() + section, nil
 }

@@ -4,36 +4,18 @@ import (
 	"context"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/example/mysql-operator/internal/ctrltest"
 )
-
-// podMonitorCRD is a minimal stand-in for the Prometheus operator's
-// PodMonitor CRD: the operator needs only that the API server serves it.
-func podMonitorCRD() *apiextensionsv1.CustomResourceDefinition {
-	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "podmonitors.monitoring.coreos.com"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "monitoring.coreos.com", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "podmonitors", Singular: "podmonitor", Kind: "PodMonitor", ListKind: "PodMonitorList"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
-		},
-	}
-}
 
 // TestPodMonitor: where the PodMonitor kind is served, a MySQL gets its
 // PodMonitor, owned by it, scraping the agents' port; every other test
 // of this package runs without the kind, and its MySQLs converge.
 func TestPodMonitor(t *testing.T) {
 	ctx := context.Background()
-	crd := podMonitorCRD()
+	crd := standInCRD("monitoring.coreos.com", "podmonitors", "PodMonitor")
 	if err := env.Client.Create(ctx, crd); err != nil {
 		t.Fatal(err)
 	}

@@ -222,14 +222,15 @@ func TestTLSFromSecret(t *testing.T) {
 	})
 }
 
-// certificateCRD is a minimal stand-in for cert-manager's Certificate CRD:
-// the operator needs only that the API server serves the kind.
-func certificateCRD() *apiextensionsv1.CustomResourceDefinition {
+// standInCRD is a minimal stand-in for another project's CRD (a
+// namespaced kind of version v1 taking any object): the operator needs
+// only that the API server serves the kind.
+func standInCRD(group, plural, kind string) *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "certificates.cert-manager.io"},
+		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "cert-manager.io", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "certificates", Singular: "certificate", Kind: "Certificate", ListKind: "CertificateList"},
+			Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: strings.ToLower(kind), Kind: kind, ListKind: kind + "List"},
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
@@ -253,7 +254,7 @@ func TestTLSFromCertManager(t *testing.T) {
 		return err == nil && c != nil && strings.Contains(c.Message, "tls.certManager: cert-manager is not installed"), err
 	})
 
-	crd := certificateCRD()
+	crd := standInCRD("cert-manager.io", "certificates", "Certificate")
 	if err := env.Client.Create(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
