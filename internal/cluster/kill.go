@@ -65,3 +65,14 @@ func (c *Cluster) containerPIDs(pod *corev1.Pod, container string) ([]int, error
 	}
 	return pids, err
 }
+
+// NetworkNamespace is the path of the network namespace of pod, through
+// a process of its container: a command run in it (nsenter --net=PATH)
+// reaches the pod's server on its loopback.
+func (c *Cluster) NetworkNamespace(pod *corev1.Pod, container string) (string, error) {
+	pids, err := c.containerPIDs(pod, container)
+	if err != nil {
+		return "", err
+	}
+	return "/proc/" + strconv.Itoa(pids[0]) + "/ns/net", nil
+}

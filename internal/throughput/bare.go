@@ -22,6 +22,7 @@ import (
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/certs"
 	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/dbop"
 	"github.com/example/mysql-operator/internal/testenv"
 )
 
@@ -53,7 +54,7 @@ func startBare(ctx context.Context, spec databasev1.MySQLSpec, dir string) (*bar
 	if err := writeTLS(filepath.Join(dir, "tls"), m); err != nil {
 		return nil, err
 	}
-	password, err := writeSecrets(filepath.Join(dir, "secrets"))
+	passwords, err := writeSecrets(filepath.Join(dir, "secrets"))
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,30 @@ func startBare(ctx context.Context, spec databasev1.MySQLSpec, dir string) (*bar
 	if err := os.WriteFile(path, []byte(cnf), 0o644); err != nil {
 		return nil, err
 	}
-	return launchBare(ctx, path, filepath.Join(dir, "server.log"), target{host: "127.0.0.1", port: port, password: password})
+	b, err := launchBare(ctx, path, filepath.Join(dir, "server.log"), target{host: "127.0.0.1", port: port, password: passwords[agent.RootPasswordFile]})
+	if err != nil {
+		return nil, err
+	}
+	if err := promote(ctx, b.target, passwords[agent.AdminPasswordFile]); err != nil {
+		b.stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// promote makes the bare server writable as the operator makes a primary
+// of one instance (dbop's Promote, no semi-synchronous wait), as its
+// account.
+func promote(ctx context.Context, t target, adminPassword string) error {
+	in, err := dbop.Open(fmt.Sprintf("%s:%d", t.host, t.port), dbop.Credentials{User: dbop.AdminUser, Password: adminPassword}, dbop.Options{})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := in.Promote(ctx, 0); err != nil {
+		return fmt.Errorf("make the bare server primary: %w", err)
+	}
+	return nil
 }
 
 // launchBare starts the server with the option file path and waits until
@@ -153,21 +177,18 @@ func writeTLS(dir string, m *databasev1.MySQL) error {
 }
 
 // writeSecrets writes the operator's accounts' password files, as the
-// pod's secrets volume holds them, and returns root's.
-func writeSecrets(dir string) (string, error) {
-	var root string
+// pod's secrets volume holds them, and returns them by file name.
+func writeSecrets(dir string) (map[string]string, error) {
+	out := map[string]string{}
 	for _, name := range []string{agent.RootPasswordFile, agent.AdminPasswordFile, agent.ReplPasswordFile, agent.AgentPasswordFile} {
 		raw := make([]byte, 16)
 		if _, err := rand.Read(raw); err != nil {
-			return "", err
+			return nil, err
 		}
-		pw := hex.EncodeToString(raw)
-		if name == agent.RootPasswordFile {
-			root = pw
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(pw), 0o600); err != nil {
-			return "", err
+		out[name] = hex.EncodeToString(raw)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(out[name]), 0o600); err != nil {
+			return nil, err
 		}
 	}
-	return root, nil
+	return out, nil
 }

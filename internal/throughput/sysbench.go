@@ -44,10 +44,18 @@ type target struct {
 	host     string
 	port     int
 	password string
+	// netns, when set, is the network namespace sysbench runs in (its
+	// host then the namespace's loopback); tables are prepared through
+	// prepareHost.
+	netns       string
+	prepareHost string
 }
 
 // prepare creates the database sbtest and sysbench's tables on t.
 func (l Load) prepare(ctx context.Context, t target) error {
+	if t.netns != "" {
+		t.host, t.netns = t.prepareHost, ""
+	}
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "root", t.password, "tcp", fmt.Sprintf("%s:%d", t.host, t.port)
 	db, err := sql.Open("mysql", cfg.FormatDSN())
@@ -56,15 +64,18 @@ func (l Load) prepare(ctx context.Context, t target) error {
 	}
 	defer db.Close()
 	// A Service's address is routed a moment after the MySQL is Current.
+	// The tables are made anew on a server measured before.
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, last = db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS sbtest")
+		if _, last = db.ExecContext(ctx, "DROP DATABASE IF EXISTS sbtest"); last == nil {
+			_, last = db.ExecContext(ctx, "CREATE DATABASE sbtest")
+		}
 		return last == nil, nil
 	})
 	if err != nil {
 		return fmt.Errorf("create the database sbtest on %s: %w (last: %v)", cfg.Addr, err, last)
 	}
-	out, err := exec.CommandContext(ctx, "sysbench", l.args(t, "prepare", l.Tables)...).CombinedOutput()
+	out, err := l.command(ctx, t, "prepare", l.Tables).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("sysbench prepare: %w\n%s", err, out)
 	}
@@ -73,11 +84,20 @@ func (l Load) prepare(ctx context.Context, t target) error {
 
 // run runs the workload on t and reads its result.
 func (l Load) run(ctx context.Context, t target) (Result, error) {
-	out, err := exec.CommandContext(ctx, "sysbench", l.args(t, "run", l.Threads)...).CombinedOutput()
+	out, err := l.command(ctx, t, "run", l.Threads).CombinedOutput()
 	if err != nil {
 		return Result{}, fmt.Errorf("sysbench run: %w\n%s", err, out)
 	}
 	return parse(string(out))
+}
+
+// command is sysbench's command for command with threads, in t's network
+// namespace if it has one.
+func (l Load) command(ctx context.Context, t target, command string, threads int) *exec.Cmd {
+	if t.netns != "" {
+		return exec.CommandContext(ctx, "nsenter", append([]string{"--net=" + t.netns, "--", "sysbench"}, l.args(t, command, threads)...)...)
+	}
+	return exec.CommandContext(ctx, "sysbench", l.args(t, command, threads)...)
 }
 
 // args are sysbench's arguments for command with threads. The password

@@ -92,30 +92,53 @@ func Run(ctx context.Context, o Options) ([]Variant, error) {
 	return append(out, more...), err
 }
 
-// measureCluster measures the MySQLs of the cluster, one at a time.
+// setup is a MySQL measured, and the ways sysbench reaches it.
+type setup struct {
+	name string
+	what string
+	spec databasev1.MySQLSpec
+	via  []string
+}
+
+// The ways sysbench reaches a MySQL: its primary Service, its pod's
+// address, or its pod's loopback from within the pod's network namespace.
+const (
+	viaService  = "primary Service"
+	viaPod      = "pod address"
+	viaLoopback = "loopback in the pod's network namespace"
+)
+
+// setups are the MySQLs measured, one at a time: one instance with the
+// limit of Spec, reached three ways (the Service's, the pod network's and
+// the container's share of the gap); one without a memory limit, its
+// buffer pool and connections set to what the limit gives; three.
+func setups() []setup {
+	unlimited := Spec(1)
+	unlimited.Resources = corev1.ResourceRequirements{}
+	unlimited.Config = map[string]databasev1.ConfigValue{"innodb_buffer_pool_size": "512M", "max_connections": "64"}
+	return []setup{
+		{name: "db1", what: "1 instance", spec: Spec(1), via: []string{viaService, viaPod, viaLoopback}},
+		{name: "db1nolimit", what: "1 instance, no memory limit", spec: unlimited, via: []string{viaService}},
+		{name: "db3", what: "3 instances", spec: Spec(3), via: []string{viaService}},
+	}
+}
+
+// measureCluster measures the setups on the cluster, one at a time.
 func measureCluster(ctx context.Context, o Options, c *cluster.Cluster) ([]Variant, error) {
 	var out []Variant
-	for _, replicas := range []int32{1, 3} {
-		name := fmt.Sprintf("db%d", replicas)
-		fmt.Fprintf(o.Progress, "==> a %d-instance MySQL\n", replicas)
-		m, err := createMySQL(ctx, c, name, replicas)
+	for _, s := range setups() {
+		fmt.Fprintf(o.Progress, "==> %s\n", s.what)
+		m, err := createMySQL(ctx, c, s.name, s.spec)
 		if err != nil {
 			return out, err
 		}
-		t, err := serviceTarget(ctx, c, m)
-		if err != nil {
-			return out, err
-		}
-		v, err := measure(ctx, o, fmt.Sprintf("%d instance(s), primary Service", replicas), t)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-		if replicas == 1 {
-			if t.host, err = podIP(ctx, c, children.PodName(m, 0)); err != nil {
+		for _, via := range s.via {
+			t, err := targetOf(ctx, c, m, via)
+			if err != nil {
 				return out, err
 			}
-			if v, err = measure(ctx, o, "1 instance, pod address (no Service)", t); err != nil {
+			v, err := measure(ctx, o, s.what+", "+via, t)
+			if err != nil {
 				return out, err
 			}
 			out = append(out, v)
@@ -162,10 +185,10 @@ func startOperator(ctx context.Context, c *cluster.Cluster) error {
 	return err
 }
 
-// createMySQL creates the MySQL name of Spec(replicas) and waits until it
-// is Current.
-func createMySQL(ctx context.Context, c *cluster.Cluster, name string, replicas int32) (*databasev1.MySQL, error) {
-	m := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: Spec(replicas)}
+// createMySQL creates the MySQL name of spec and waits until it is
+// Current.
+func createMySQL(ctx context.Context, c *cluster.Cluster, name string, spec databasev1.MySQLSpec) (*databasev1.MySQL, error) {
+	m := &databasev1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: spec}
 	if err := c.Client.Create(ctx, m); err != nil {
 		return nil, err
 	}
@@ -191,9 +214,9 @@ func createMySQL(ctx context.Context, c *cluster.Cluster, name string, replicas 
 	return m, nil
 }
 
-// serviceTarget is the primary Service of m, as root.
-func serviceTarget(ctx context.Context, c *cluster.Cluster, m *databasev1.MySQL) (target, error) {
-	svc, secret := &corev1.Service{}, &corev1.Secret{}
+// targetOf is m's primary as sysbench reaches it via, as root.
+func targetOf(ctx context.Context, c *cluster.Cluster, m *databasev1.MySQL, via string) (target, error) {
+	svc, secret, pod := &corev1.Service{}, &corev1.Secret{}, &corev1.Pod{}
 	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: children.PrimaryServiceName(m)}, svc); err != nil {
 		return target{}, err
 	}
@@ -201,14 +224,19 @@ func serviceTarget(ctx context.Context, c *cluster.Cluster, m *databasev1.MySQL)
 	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, secret); err != nil {
 		return target{}, err
 	}
-	return target{host: svc.Spec.ClusterIP, port: children.MySQLPort, password: string(secret.Data[key])}, nil
-}
-
-// podIP is the address of pod in the default namespace.
-func podIP(ctx context.Context, c *cluster.Cluster, pod string) (string, error) {
-	p := &corev1.Pod{}
-	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: pod}, p); err != nil {
-		return "", err
+	if err := c.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Status.CurrentPrimary}, pod); err != nil {
+		return target{}, err
 	}
-	return p.Status.PodIP, nil
+	t := target{host: svc.Spec.ClusterIP, port: children.MySQLPort, password: string(secret.Data[key])}
+	switch via {
+	case viaPod:
+		t.host = pod.Status.PodIP
+	case viaLoopback:
+		ns, err := c.NetworkNamespace(pod, children.ServerContainerName)
+		if err != nil {
+			return target{}, err
+		}
+		t.host, t.netns, t.prepareHost = "127.0.0.1", ns, pod.Status.PodIP
+	}
+	return t, nil
 }
