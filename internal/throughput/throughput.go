@@ -111,14 +111,19 @@ const (
 // setups are the MySQLs measured, one at a time: one instance with the
 // limit of Spec, reached three ways (the Service's, the pod network's and
 // the container's share of the gap); one without a memory limit, its
-// buffer pool and connections set to what the limit gives; three.
+// buffer pool and connections set to what the limit gives; one with a CPU
+// request (a pod without one gets the least CPU weight of its cgroup);
+// three.
 func setups() []setup {
 	unlimited := Spec(1)
 	unlimited.Resources = corev1.ResourceRequirements{}
 	unlimited.Config = map[string]databasev1.ConfigValue{"innodb_buffer_pool_size": "512M", "max_connections": "64"}
+	cpu := Spec(1)
+	cpu.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
 	return []setup{
 		{name: "db1", what: "1 instance", spec: Spec(1), via: []string{viaService, viaPod, viaLoopback}},
 		{name: "db1nolimit", what: "1 instance, no memory limit", spec: unlimited, via: []string{viaService}},
+		{name: "db1cpu", what: "1 instance, 1 CPU requested", spec: cpu, via: []string{viaService, viaLoopback}},
 		{name: "db3", what: "3 instances", spec: Spec(3), via: []string{viaService}},
 	}
 }
