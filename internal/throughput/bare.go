@@ -35,8 +35,29 @@ type bare struct {
 	target
 }
 
-// startBare starts the bare server of spec under dir.
-func startBare(ctx context.Context, spec databasev1.MySQLSpec, dir string) (*bare, error) {
+// ioUringSysctl turns io_uring off for the whole machine (2), or on (0).
+const ioUringSysctl = "/proc/sys/kernel/io_uring_disabled"
+
+// startBare starts the bare server of spec under dir; with noIOUring, as
+// a pod's server runs under the runtime's default seccomp profile, which
+// refuses io_uring_setup (InnoDB then uses libaio): io_uring is turned off
+// for the machine while the server starts, and back on once it runs.
+func startBare(ctx context.Context, spec databasev1.MySQLSpec, dir string, noIOUring bool) (*bare, error) {
+	if noIOUring {
+		was, err := os.ReadFile(ioUringSysctl)
+		if err != nil {
+			return nil, fmt.Errorf("turn io_uring off: %w", err)
+		}
+		if err := os.WriteFile(ioUringSysctl, []byte("2"), 0o644); err != nil {
+			return nil, fmt.Errorf("turn io_uring off: %w", err)
+		}
+		defer func() { _ = os.WriteFile(ioUringSysctl, was, 0o644) }()
+	}
+	return startBareServer(ctx, spec, dir)
+}
+
+// startBareServer starts the bare server of spec under dir.
+func startBareServer(ctx context.Context, spec databasev1.MySQLSpec, dir string) (*bare, error) {
 	port, err := testenv.FreePort()
 	if err != nil {
 		return nil, err

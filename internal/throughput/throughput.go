@@ -68,17 +68,23 @@ func Spec(replicas int32) databasev1.MySQLSpec {
 // through its primary Service.
 func Run(ctx context.Context, o Options) ([]Variant, error) {
 	var out []Variant
-	fmt.Fprintln(o.Progress, "==> the bare server on loopback, with the operator's my.cnf")
-	b, err := startBare(ctx, Spec(1), filepath.Join(o.Dir, "bare"))
-	if err != nil {
-		return nil, err
+	for _, noIOUring := range []bool{false, true} {
+		name := "bare server, loopback"
+		if noIOUring {
+			name += ", no io_uring (libaio, as in a pod)"
+		}
+		fmt.Fprintf(o.Progress, "==> the %s, with the operator's my.cnf\n", name)
+		b, err := startBare(ctx, Spec(1), filepath.Join(o.Dir, fmt.Sprintf("bare-%v", noIOUring)), noIOUring)
+		if err != nil {
+			return nil, err
+		}
+		v, err := measure(ctx, o, name, b.target)
+		b.stop()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
 	}
-	v, err := measure(ctx, o, "bare server, loopback", b.target)
-	b.stop()
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, v)
 	fmt.Fprintln(o.Progress, "==> the local cluster with the real node, and the operator")
 	c, err := cluster.Start(ctx, cluster.Options{RealNode: true, Dir: filepath.Join(o.Dir, "cluster"), Progress: o.Progress})
 	if err != nil {
