@@ -39,25 +39,8 @@ func run(cmd string, args []string) error {
 		return agent.Install(args[0])
 	}
 	var c agent.Config
-	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
-	fs.StringVar(&c.DataDir, "data-dir", "/var/lib/mysql/data", "The server's data directory.")
-	fs.StringVar(&c.Socket, "socket", "/var/run/mysqld/mysqld.sock", "The server's unix socket.")
-	fs.StringVar(&c.PodConf, "pod-conf", "/var/run/mysqld/pod.cnf", "The option file of the pod's own settings.")
-	fs.StringVar(&c.Secrets, "secrets", "/etc/mysql-operator/secrets", "The directory of the password files.")
-	fs.StringVar(&c.ReportHost, "report-host", "", "The name other instances reach this one by.")
-	fs.StringVar(&c.Listen, "listen", ":9080", "The address of the agent's server: the probes, and its API when --tls-dir is empty.")
-	fs.StringVar(&c.TLSListen, "tls-listen", ":9443", "The address of the agent's API over mutual TLS, when --tls-dir is set.")
-	fs.StringVar(&c.ServerConfig, "server-config", "/etc/mysql-operator/conf/my.cnf", "The server's option file.")
-	fs.StringVar(&c.PidFile, "pid-file", "/var/run/mysqld/mysqld.pid", "The server's pid file.")
-	fs.StringVar(&c.Engine, "engine", "", "The engine the spec names (MySQL or MariaDB): init refuses an image of another.")
-	fs.StringVar(&c.EngineVersion, "engine-version", "", "The major.minor version the spec names: init refuses an image of another.")
-	fs.StringVar(&c.BackupDir, "backup-dir", "", "The storage directory of the MySQL's backups; empty when it has none.")
-	fs.StringVar(&c.TLSDir, "tls-dir", "", "The directory of the server's certificate, key and CA, reloaded in the server when they change; empty when TLS is disabled.")
-	fs.StringVar(&c.RestoreDir, "restore-dir", "", "The storage directory of the backup a new MySQL is made from; empty when none.")
-	verifyBackup := fs.String("backup", "", "verify: the backup to restore and check.")
-	result := fs.String("result", "/dev/termination-log", "verify: where to write the result.")
-	maxLag := fs.Int64("max-lag", 30, "The most seconds a replica may lag and be ready.")
-	loginUser := fs.String("user", "root", "login: the account to log in as.")
+	var o options
+	fs := flags(cmd, &c, &o)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,23 +56,53 @@ func run(cmd string, args []string) error {
 		if err != nil {
 			return err
 		}
-		msg, err := c.Verify(context.Background(), *verifyBackup, server)
+		msg, err := c.Verify(context.Background(), o.verifyBackup, server)
 		if err == nil {
 			fmt.Println(msg)
 		}
-		return agent.WriteResult(*result, msg, err)
+		return agent.WriteResult(o.result, msg, err)
 	case "login":
-		return agent.Login(c, *loginUser, fs.Args())
+		return agent.Login(c, o.loginUser, fs.Args())
 	case "exec-server":
 		return agent.ExecServer(c, fs.Args())
 	case "serve":
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		p, err := agent.NewProbes(c, *maxLag)
+		p, err := agent.NewProbes(c, o.maxLag)
 		if err != nil {
 			return err
 		}
 		return agent.Serve(ctx, c, p)
 	}
 	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// options are the flags of one subcommand or another beside the agent's Config.
+type options struct {
+	verifyBackup, result, loginUser string
+	maxLag                          int64
+}
+
+// flags is the flag set of cmd, filling c and o.
+func flags(cmd string, c *agent.Config, o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+	fs.StringVar(&c.DataDir, "data-dir", "/var/lib/mysql/data", "The server's data directory.")
+	fs.StringVar(&c.Socket, "socket", "/var/run/mysqld/mysqld.sock", "The server's unix socket.")
+	fs.StringVar(&c.PodConf, "pod-conf", "/var/run/mysqld/pod.cnf", "The option file of the pod's own settings.")
+	fs.StringVar(&c.Secrets, "secrets", "/etc/mysql-operator/secrets", "The directory of the password files.")
+	fs.StringVar(&c.ReportHost, "report-host", "", "The name other instances reach this one by.")
+	fs.StringVar(&c.Listen, "listen", ":9080", "The address of the agent's server: the probes, and its API when --tls-dir is empty.")
+	fs.StringVar(&c.TLSListen, "tls-listen", ":9443", "The address of the agent's API over mutual TLS, when --tls-dir is set.")
+	fs.StringVar(&c.ServerConfig, "server-config", "/etc/mysql-operator/conf/my.cnf", "The server's option file.")
+	fs.StringVar(&c.PidFile, "pid-file", "/var/run/mysqld/mysqld.pid", "The server's pid file.")
+	fs.StringVar(&c.Engine, "engine", "", "The engine the spec names (MySQL or MariaDB): init refuses an image of another.")
+	fs.StringVar(&c.EngineVersion, "engine-version", "", "The major.minor version the spec names: init refuses an image of another.")
+	fs.StringVar(&c.BackupDir, "backup-dir", "", "The storage directory of the MySQL's backups; empty when it has none.")
+	fs.StringVar(&c.TLSDir, "tls-dir", "", "The directory of the server's certificate, key and CA, reloaded in the server when they change; empty when TLS is disabled.")
+	fs.StringVar(&c.RestoreDir, "restore-dir", "", "The storage directory of the backup a new MySQL is made from; empty when none.")
+	fs.StringVar(&o.verifyBackup, "backup", "", "verify: the backup to restore and check.")
+	fs.StringVar(&o.result, "result", "/dev/termination-log", "verify: where to write the result.")
+	fs.Int64Var(&o.maxLag, "max-lag", 30, "The most seconds a replica may lag and be ready.")
+	fs.StringVar(&o.loginUser, "user", "root", "login: the account to log in as.")
+	return fs
 }
