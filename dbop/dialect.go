@@ -33,9 +33,9 @@ type Source struct {
 	// MariaDB it is MASTER_SSL=1, which needs certificates on the source.
 	SSL bool
 	// SSLCA is the path, on the replica, of the CA the source's certificate
-	// must chain to; empty: the certificate is not checked. Its host name is
-	// not (MASTER_SSL_VERIFY_SERVER_CERT = 0): replicas reach their source
-	// at its pod's address, which no certificate names.
+	// must chain to; the certificate must also name Host
+	// (MASTER_SSL_VERIFY_SERVER_CERT = 1). Empty: the certificate is not
+	// checked at all.
 	SSLCA string
 }
 
@@ -178,4 +178,12 @@ func stmts(sqls ...string) []Stmt {
 		out[i] = Stmt{SQL: s}
 	}
 	return out
+}
+
+// sqlBool is b as the 0 or 1 of a CHANGE MASTER option.
+func sqlBool(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

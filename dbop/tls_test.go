@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,22 +155,24 @@ func TestTLSMariaDB(t *testing.T) {
 			t.Fatal(err)
 		}
 		tlsFiles(t, otherDir, first, other.Cert)
-		wrong := Source{Host: "127.0.0.1", Port: servers[0].Port, User: ReplUser, Password: testPasswords.ReplPassword,
-			SSL: true, SSLCA: filepath.Join(otherDir, certs.CAKey)}
-		if err := replica.ConfigureReplica(ctx, wrong, false); err != nil {
+		refused(t, replica, Source{Host: "127.0.0.1", Port: servers[0].Port, User: ReplUser, Password: testPasswords.ReplPassword,
+			SSL: true, SSLCA: filepath.Join(otherDir, certs.CAKey)}, "another CA")
+		// A source whose certificate does not name the host it is reached
+		// at is refused too: the host name is verified, not only the chain.
+		unnamed, err := certs.Issue(ca, []string{"localhost"}, time.Now(), time.Hour)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := replica.StartReplica(ctx); err != nil {
+		// Only the source reloads it (the replica's own certificate plays
+		// no part in its receiver's connection).
+		tlsFiles(t, dir, unnamed, ca.Cert)
+		if err := primary.ReloadTLS(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 20*time.Second, "the receiver refuses the source", func() error {
-			if e := replicaField(t, replica.db, "Last_IO_Error"); e == "" {
-				return os.ErrNotExist
-			}
-			return nil
-		})
-		t.Logf("with another CA: %s", replicaField(t, replica.db, "Last_IO_Error"))
-		if err := replica.StopReplica(ctx); err != nil {
+		refused(t, replica, Source{Host: "127.0.0.1", Port: servers[0].Port, User: ReplUser, Password: testPasswords.ReplPassword,
+			SSL: true, SSLCA: filepath.Join(dir, certs.CAKey)}, "a certificate for localhost only, reached at 127.0.0.1")
+		tlsFiles(t, dir, first, ca.Cert)
+		if err := primary.ReloadTLS(ctx); err != nil {
 			t.Fatal(err)
 		}
 		src := Source{Host: "127.0.0.1", Port: servers[0].Port, User: ReplUser, Password: testPasswords.ReplPassword,
@@ -194,6 +198,9 @@ func TestTLSMariaDB(t *testing.T) {
 		}
 		if got := replicaField(t, replica.db, "Master_SSL_CA_File"); got != src.SSLCA {
 			t.Errorf("Master_SSL_CA_File = %q", got)
+		}
+		if got := replicaField(t, replica.db, "Master_SSL_Verify_Server_Cert"); got != "Yes" {
+			t.Errorf("Master_SSL_Verify_Server_Cert = %q", got)
 		}
 	})
 
@@ -244,6 +251,29 @@ func TestTLSMariaDB(t *testing.T) {
 			t.Errorf("the replica's receiver after the reload: %s", got)
 		}
 	})
+}
+
+// refused points replica at src and waits until its receiver reports an
+// error: the source's certificate is refused (what for says why it should be).
+func refused(t *testing.T, replica *Instance, src Source, what string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := replica.ConfigureReplica(ctx, src, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.StartReplica(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the receiver refuses the source with "+what, func() error {
+		if e := replicaField(t, replica.db, "Last_IO_Error"); !strings.Contains(e, "SSL") {
+			return fmt.Errorf("Last_IO_Error = %q, want an SSL error", e)
+		}
+		return nil
+	})
+	t.Logf("with %s: %s", what, replicaField(t, replica.db, "Last_IO_Error"))
+	if err := replica.StopReplica(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // loginWithClientCert logs in to addr as user over TLS verified against

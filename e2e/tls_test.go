@@ -23,7 +23,8 @@ import (
 
 // TestTLS runs a MySQL with the default TLS on the real node: a client
 // through the client Service verifies the server against the CA in
-// <name>-tls, the replicas replicate over TLS checked against it, status
+// <name>-tls, the replicas replicate over TLS checked against it (chain
+// and the source's name), status
 // says when the certificate expires; a new certificate (an instance
 // added) reaches new connections with no container restarted and no write
 // refused; with Required, a client in clear is refused.
@@ -47,6 +48,14 @@ func TestTLS(t *testing.T) {
 	})
 	if got := replicaStatus(t, replica, "Master_SSL_CA_File"); got != "/etc/mysql-operator/tls/ca.crt" {
 		t.Errorf("db-1's Master_SSL_CA_File = %q", got)
+	}
+	// The source is reached by the name its certificate holds, and that
+	// name is verified, not only the chain.
+	if got := replicaStatus(t, replica, "Master_SSL_Verify_Server_Cert"); got != "Yes" {
+		t.Errorf("db-1's Master_SSL_Verify_Server_Cert = %q", got)
+	}
+	if got, want := replicaStatus(t, replica, "Master_Host"), "db-0.db-headless."+ns+".svc"; got != want {
+		t.Errorf("db-1's Master_Host = %q, want %q", got, want)
 	}
 
 	t.Run("a new certificate without a restart", func(t *testing.T) {

@@ -66,15 +66,16 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 		if pod == nil || pod.DeletionTimestamp != nil {
 			continue
 		}
-		// Replicas reach their source at its pod's address, as the
-		// operator does: the data plane needs no cluster DNS, and a
-		// source whose pod got another address is repointed at once.
-		in.observed[i].Host = pod.Status.PodIP
 		in.observed[i].PodExists, in.observed[i].PodReady = true, children.PodReady(pod)
 		if pod.Status.PodIP == "" || !children.ServerStarted(pod) {
 			in.errs[i] = fmt.Errorf("pod %s: server not started", pod.Name)
 			continue
 		}
+		// Replicas reach their source by its pod's name under the headless
+		// Service, which its certificate holds, so that they verify it;
+		// the operator dials the pod's address (it may run outside the
+		// cluster's DNS) and verifies that same name.
+		in.observed[i].Host = children.PodDNSName(m, pod.Name)
 		addr := pod.Status.PodIP + ":" + strconv.Itoa(children.MySQLPort)
 		addrs = append(addrs, addr)
 		db, err := d.pool.Get(addr, children.WithTLS(m, cred, tlsSecret[certs.CAKey], pod))

@@ -14,8 +14,8 @@ SET GLOBAL read_only = OFF;
 
 -- ChangeSource
 SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_current_pos;
-CHANGE MASTER TO MASTER_HOST = ?, MASTER_PORT = ?, MASTER_USER = ?, MASTER_PASSWORD = ?, MASTER_USE_GTID = slave_pos, MASTER_SSL = ?, MASTER_SSL_CA = ?, MASTER_SSL_VERIFY_SERVER_CERT = 0, MASTER_CONNECT_RETRY = ?, MASTER_HEARTBEAT_PERIOD = ?;
---   args: "orders-0.orders.db.svc", 3306, "mysqlop-repl", <secret>, 1, "/etc/mysql-operator/tls/ca.crt", 1, 1
+CHANGE MASTER TO MASTER_HOST = ?, MASTER_PORT = ?, MASTER_USER = ?, MASTER_PASSWORD = ?, MASTER_USE_GTID = slave_pos, MASTER_SSL = ?, MASTER_SSL_CA = ?, MASTER_SSL_VERIFY_SERVER_CERT = ?, MASTER_CONNECT_RETRY = ?, MASTER_HEARTBEAT_PERIOD = ?;
+--   args: "orders-0.orders.db.svc", 3306, "mysqlop-repl", <secret>, 1, "/etc/mysql-operator/tls/ca.crt", 1, 1, 1
 
 -- StartReplica
 START REPLICA;

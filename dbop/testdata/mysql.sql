@@ -13,8 +13,8 @@ SET GLOBAL super_read_only = ON;
 SET GLOBAL super_read_only = OFF, GLOBAL read_only = OFF;
 
 -- ChangeSource
-CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, SOURCE_SSL_CA = ?, SOURCE_SSL_VERIFY_SERVER_CERT = 0, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = ?, SOURCE_HEARTBEAT_PERIOD = ?;
---   args: "orders-0.orders.db.svc", 3306, "mysqlop-repl", <secret>, "/etc/mysql-operator/tls/ca.crt", 1, 1
+CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, SOURCE_PASSWORD = ?, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, SOURCE_SSL_CA = ?, SOURCE_SSL_VERIFY_SERVER_CERT = ?, GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = ?, SOURCE_HEARTBEAT_PERIOD = ?;
+--   args: "orders-0.orders.db.svc", 3306, "mysqlop-repl", <secret>, "/etc/mysql-operator/tls/ca.crt", 1, 1, 1
 
 -- StartReplica
 START REPLICA;
