@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/example/mysql-operator/dbop"
 )
@@ -58,6 +59,10 @@ type Config struct {
 	// ca.crt); the agent reloads them in the server when they change.
 	// Empty when TLS is disabled.
 	TLSDir string
+	// FenceAfter is how long a primary with replicas may reach none of
+	// them nor the API server before its agent fences it (fence.go): the
+	// operator's failover grace. 0 never fences.
+	FenceAfter time.Duration
 }
 
 // Password files in Config.Secrets.

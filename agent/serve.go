@@ -188,6 +188,9 @@ func Serve(ctx context.Context, c Config, p *Probes) error {
 	if c.TLSDir != "" {
 		go (&tlsReloader{c: c, log: a.log}).run(ctx)
 	}
+	if c.FenceAfter > 0 {
+		go newFencer(c, p.db, c.FenceAfter, a.log).run(ctx)
+	}
 	probes := http.NewServeMux()
 	p.routeProbes(probes)
 	probes.Handle("GET /metrics", metricsHandler(&collector{db: p.db, archive: a, backups: c.BackupDir != ""}))

@@ -24,7 +24,8 @@ import (
 // was cut off is rolled back. With the primary and a replica cut, two of
 // three, no failover may happen (the replica left may lack the last
 // acknowledged write): the status says why, and once healed the writes go
-// on on the same primary, none lost.
+// on, none lost. In both, the cut primary's agent fences it during the
+// cut: its server restarts, read-only, while still cut off.
 func TestNodeLoss(t *testing.T) {
 	t.Run("primary cut", func(t *testing.T) {
 		ns := testenv.NewNamespace(t, c.Client)
@@ -32,6 +33,7 @@ func TestNodeLoss(t *testing.T) {
 		waitCurrent(t, key(ns, "db"))
 		w := startWriter(t, ns, "db")
 		eventually(t, "a few writes", func(context.Context) (bool, error) { return w.count() > 20, nil })
+		restarts := serverRestarts(t, ns, "db-0")
 		heal := cutNetwork(t, ns, "db-0")
 		cut := time.Now()
 		first := waitRecovered(t, w, cut)
@@ -39,8 +41,13 @@ func TestNodeLoss(t *testing.T) {
 			first.Sub(cut).Round(time.Millisecond), getMySQL(t, ns, "db").Status.CurrentPrimary)
 		record(t, "node loss (the primary's network cut), cut to first acknowledged write", first.Sub(cut))
 		w.logAttempts(t, cut, first)
+		waitFenced(t, ns, "db-0", restarts, cut)
 		if err := heal(); err != nil {
 			t.Fatal(err)
+		}
+		// The old primary's first answer once healed: read-only.
+		if ro := firstReadOnly(t, ns, "db-0"); !ro {
+			t.Error("the old primary, healed, was writable: its agent had not fenced it")
 		}
 		waitCurrent(t, key(ns, "db"))
 		m := getMySQL(t, ns, "db")
@@ -57,7 +64,9 @@ func TestNodeLoss(t *testing.T) {
 		waitCurrent(t, key(ns, "db"))
 		w := startWriter(t, ns, "db")
 		eventually(t, "a few writes", func(context.Context) (bool, error) { return w.count() > 20, nil })
+		restarts := serverRestarts(t, ns, "db-0")
 		heals := []func() error{cutNetwork(t, ns, "db-0"), cutNetwork(t, ns, "db-1")}
+		cut := time.Now()
 		// Asserting that something does not happen needs a window: the
 		// failover grace and two periodic checks.
 		window := time.Now().Add(25 * time.Second)
@@ -76,6 +85,9 @@ func TestNodeLoss(t *testing.T) {
 			t.Errorf("the status never said why it does not fail over: %+v", getMySQL(t, ns, "db").Status.Conditions)
 		}
 		t.Logf("status during the cut: %s", said)
+		// Fenced even with no failover: the operator makes it writable
+		// again once it reaches it.
+		waitFenced(t, ns, "db-0", restarts, cut)
 		healed := time.Now()
 		for _, heal := range heals {
 			if err := heal(); err != nil {
@@ -84,14 +96,68 @@ func TestNodeLoss(t *testing.T) {
 		}
 		w.finish(t, ns, "db", healed)
 		waitCurrent(t, key(ns, "db"))
+		// The primary after healing is db-0, or a replica that had received
+		// a transaction db-0's fencing rolled back (never acknowledged: the
+		// acknowledgement was lost in the cut), failed over to once healed.
 		if m := getMySQL(t, ns, "db"); m.Status.CurrentPrimary != "db-0" {
-			t.Errorf("primary %s after healing, want db-0", m.Status.CurrentPrimary)
+			if f := m.Status.LastFailover; f == nil || f.Time.Time.Before(healed.Truncate(time.Second)) {
+				t.Errorf("primary %s after healing, want db-0 or a failover after healing: last failover %+v", m.Status.CurrentPrimary, f)
+			}
+			t.Logf("after healing, failed over to %s, which had received a transaction db-0 rolled back", m.Status.CurrentPrimary)
 		}
 		if s := condition(getMySQL(t, ns, "db"), databasev1.ConditionStalled); s != nil && s.Status == metav1.ConditionTrue &&
 			s.Reason == vocabulary.ReasonErrantTransactions {
 			t.Errorf("errant instances after healing: %s", s.Message)
 		}
 	})
+}
+
+// serverRestarts is the restart count of pod name's server container.
+func serverRestarts(t *testing.T, ns, name string) int32 {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := c.Client.Get(context.Background(), key(ns, name), pod); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.Name == "mysql" {
+			return s.RestartCount
+		}
+	}
+	t.Fatalf("pod %s has no mysql container status", name)
+	return 0
+}
+
+// waitFenced waits until the server of pod name, a primary cut off since
+// cut, has been fenced by its agent: crashed, and started again by the
+// kubelet (read-only) while still cut off.
+func waitFenced(t *testing.T, ns, name string, restarts int32, cut time.Time) {
+	t.Helper()
+	eventually(t, name+" fenced by its agent during the cut", func(context.Context) (bool, error) {
+		return serverRestarts(t, ns, name) > restarts, nil
+	})
+	pod := &corev1.Pod{}
+	if err := c.Client.Get(context.Background(), key(ns, name), pod); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range pod.Status.ContainerStatuses {
+		if term := s.LastTerminationState.Terminated; s.Name == "mysql" && term != nil {
+			// The kubelet records the end to the second.
+			t.Logf("%s fenced by its agent: its server ended at %s, %s after the cut (%s)", name,
+				term.FinishedAt.UTC().Format(time.RFC3339), term.FinishedAt.Sub(cut).Round(time.Second), term.Reason)
+		}
+	}
+}
+
+// firstReadOnly says whether the first answer of pod name's server (just
+// healed) to @@read_only is read-only.
+func firstReadOnly(t *testing.T, ns, name string) bool {
+	t.Helper()
+	var ro bool
+	eventually(t, name+" answers", func(ctx context.Context) (bool, error) {
+		return adminDB(t, ns, "db", name).QueryRowContext(ctx, "SELECT @@read_only").Scan(&ro) == nil, nil
+	})
+	return ro
 }
 
 // cutNetwork cuts the network of pod name in ns, and heals it when the

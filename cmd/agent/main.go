@@ -100,6 +100,7 @@ func flags(cmd string, c *agent.Config, o *options) *flag.FlagSet {
 	fs.StringVar(&c.BackupDir, "backup-dir", "", "The storage directory of the MySQL's backups; empty when it has none.")
 	fs.StringVar(&c.TLSDir, "tls-dir", "", "The directory of the server's certificate, key and CA, reloaded in the server when they change; empty when TLS is disabled.")
 	fs.StringVar(&c.RestoreDir, "restore-dir", "", "The storage directory of the backup a new MySQL is made from; empty when none.")
+	fs.DurationVar(&c.FenceAfter, "fence-after", 0, "serve: how long a primary with replicas may reach none of them nor the API server before it is fenced (the operator's failover grace); 0 never fences.")
 	fs.StringVar(&o.verifyBackup, "backup", "", "verify: the backup to restore and check.")
 	fs.StringVar(&o.result, "result", "/dev/termination-log", "verify: where to write the result.")
 	fs.Int64Var(&o.maxLag, "max-lag", 30, "The most seconds a replica may lag and be ready.")

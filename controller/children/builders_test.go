@@ -23,6 +23,10 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // testAgentImage is the agent image the builders' tests use.
 const testAgentImage = "registry.example.com/mysql-operator:v1"
 
+// testAgent is the agent the builders' tests use: that image, fencing after
+// the operator's default failover grace.
+var testAgent = Agent{Image: testAgentImage, FenceAfter: 3 * time.Second}
+
 // testPasswords are the operator's passwords the builders' tests use.
 var testPasswords = map[string][]byte{AdminPasswordKey: []byte("a"), ReplPasswordKey: []byte("r"), AgentPasswordKey: []byte("g")}
 
@@ -96,7 +100,7 @@ func TestBuildersGolden(t *testing.T) {
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out []byte
-			all := []any{RootSecret(m, []byte("not-a-real-password")), OperatorSecret(m, testPasswords), ConfigMap(m), HeadlessService(m), Service(m), StatefulSet(m, testAgentImage), PodDisruptionBudget(m)}
+			all := []any{RootSecret(m, []byte("not-a-real-password")), OperatorSecret(m, testPasswords), ConfigMap(m), HeadlessService(m), Service(m), StatefulSet(m, testAgent), PodDisruptionBudget(m)}
 			if c := Certificate(m); c != nil {
 				all = append(all, c.Object)
 			}
@@ -147,7 +151,7 @@ func TestBuilders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sts := StatefulSet(tt.m, testAgentImage)
+			sts := StatefulSet(tt.m, testAgent)
 			pod := sts.Spec.Template.Spec
 			c := pod.Containers[0]
 			if *c.Image != tt.image {
@@ -173,12 +177,12 @@ func TestBuilders(t *testing.T) {
 			if got := string(*sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled); got != "Retain" {
 				t.Errorf("whenScaled = %s, want Retain", got)
 			}
-			for k := range StatefulSet(tt.m, testAgentImage).Labels {
+			for k := range StatefulSet(tt.m, testAgent).Labels {
 				if k == "argocd.argoproj.io/instance" {
 					t.Errorf("child copies the parent's label %s", k)
 				}
 			}
-			if got := StatefulSet(tt.m, testAgentImage).Labels["applyset.kubernetes.io/part-of"]; got != Parent(tt.m).ID() {
+			if got := StatefulSet(tt.m, testAgent).Labels["applyset.kubernetes.io/part-of"]; got != Parent(tt.m).ID() {
 				t.Errorf("part-of = %q, want the MySQL's ApplySet id %q", got, Parent(tt.m).ID())
 			}
 		})
@@ -189,7 +193,7 @@ func TestBuilders(t *testing.T) {
 func TestConfigHash(t *testing.T) {
 	base := sample(func(m *databasev1.MySQL) { m.Spec.Config = map[string]databasev1.ConfigValue{"a": "1", "b": "2"} })
 	hash := func(m *databasev1.MySQL) string {
-		return StatefulSet(m, testAgentImage).Spec.Template.Annotations[vocabulary.AnnotationConfigHash]
+		return StatefulSet(m, testAgent).Spec.Template.Annotations[vocabulary.AnnotationConfigHash]
 	}
 	if hash(base) != hash(sample(func(m *databasev1.MySQL) { m.Spec.Config = map[string]databasev1.ConfigValue{"b": "2", "a": "1"} })) {
 		t.Error("hash depends on map order")

@@ -1,6 +1,9 @@
 package children
 
 import (
+	"strconv"
+	"time"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -8,7 +11,6 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
-	"strconv"
 
 	"github.com/example/mysql-operator/agent"
 	databasev1 "github.com/example/mysql-operator/api/v1"
@@ -24,11 +26,22 @@ import (
 // answers the kubelet's probes. Every container is non-root, with a
 // read-only root filesystem and no capabilities.
 
-// StatefulSet returns the StatefulSet running the database; agentImage is
-// the image the agent is copied from. Its replicas are spec.replicas, but
-// while the primary is an instance a scale-in would remove (see
-// instanceCount): the one child that reads status.
-func StatefulSet(m *databasev1.MySQL, agentImage string) *appsv1ac.StatefulSetApplyConfiguration {
+// Agent is what the pods' agent gets from the operator rather than from
+// the MySQL's spec.
+type Agent struct {
+	// Image is the image the agent is copied from.
+	Image string
+	// FenceAfter is how long a primary cut off from its replicas and the
+	// API server runs before its agent fences it: the operator's failover
+	// grace (agent.Config.FenceAfter). 0 never fences.
+	FenceAfter time.Duration
+}
+
+// StatefulSet returns the StatefulSet running the database, with agent a.
+// Its replicas are spec.replicas, but while the primary is an instance a
+// scale-in would remove (see instanceCount): the one child that reads
+// status.
+func StatefulSet(m *databasev1.MySQL, a Agent) *appsv1ac.StatefulSetApplyConfiguration {
 	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if m.Spec.VolumeDeletionPolicy == databasev1.VolumeDelete {
 		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
@@ -48,7 +61,7 @@ func StatefulSet(m *databasev1.MySQL, agentImage string) *appsv1ac.StatefulSetAp
 			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
 				WithWhenDeleted(whenDeleted).
 				WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)).
-			WithTemplate(podTemplate(m, agentImage)).
+			WithTemplate(podTemplate(m, a)).
 			WithVolumeClaimTemplates(dataClaim(m)))
 }
 
@@ -74,7 +87,7 @@ func dataClaim(m *databasev1.MySQL) *corev1ac.PersistentVolumeClaimApplyConfigur
 		WithStatus(corev1ac.PersistentVolumeClaimStatus().WithPhase(corev1.ClaimPending))
 }
 
-func podTemplate(m *databasev1.MySQL, agentImage string) *corev1ac.PodTemplateSpecApplyConfiguration {
+func podTemplate(m *databasev1.MySQL, a Agent) *corev1ac.PodTemplateSpecApplyConfiguration {
 	spec := corev1ac.PodSpec().
 		WithAutomountServiceAccountToken(false).
 		WithEnableServiceLinks(false).
@@ -88,8 +101,8 @@ func podTemplate(m *databasev1.MySQL, agentImage string) *corev1ac.PodTemplateSp
 			WithRunAsGroup(mysqlUID).
 			WithFSGroup(mysqlUID).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
-		WithInitContainers(installAgentContainer(agentImage), initContainer(m)).
-		WithContainers(mysqlContainer(m), agentContainer(m)).
+		WithInitContainers(installAgentContainer(a.Image), initContainer(m)).
+		WithContainers(mysqlContainer(m), agentContainer(m, a.FenceAfter)).
 		WithVolumes(podVolumes(m)...)
 	if len(m.Spec.NodeSelector) > 0 {
 		spec.WithNodeSelector(m.Spec.NodeSelector)
@@ -215,9 +228,9 @@ func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	return c
 }
 
-func agentContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
+func agentContainer(m *databasev1.MySQL, fenceAfter time.Duration) *corev1ac.ContainerApplyConfiguration {
 	args := []string{"--socket=" + socketPath, "--secrets=" + agentSecretMountPath, "--listen=:" + agentPortString,
-		"--data-dir=" + dataDir, "--server-config=" + myCnfPath, "--pid-file=" + pidPath}
+		"--data-dir=" + dataDir, "--server-config=" + myCnfPath, "--pid-file=" + pidPath, "--fence-after=" + fenceAfter.String()}
 	mounts := []*corev1ac.VolumeMountApplyConfiguration{mount(runVolume, runMountPath, false), mount(agentVolume, agentMountPath, true),
 		mount(agentSecretVolume, agentSecretMountPath, true), mount(DataVolume, dataMountPath, false),
 		mount(configVolume, configMountPath, true), mount(tmpVolume, tmpMountPath, false)}

@@ -42,7 +42,7 @@ func TestChildrenRoundTrip(t *testing.T) {
 				applyset.Of[corev1.Service](Service(m)),
 				applyset.Of[corev1.Service](PrimaryService(m)),
 				applyset.Of[corev1.Service](ReplicasService(m)),
-				applyset.Of[appsv1.StatefulSet](StatefulSet(m, testAgentImage)),
+				applyset.Of[appsv1.StatefulSet](StatefulSet(m, testAgent)),
 				applyset.Of[policyv1.PodDisruptionBudget](PodDisruptionBudget(m)),
 			}
 		}
@@ -76,7 +76,7 @@ func TestChildrenRoundTrip(t *testing.T) {
 	m := sample(nil)
 	m.Namespace, m.Spec.StorageClassName, m.Spec.Replicas = ns, nil, 4
 	summarized := applyset.Applier{Client: env.Client, Reader: summaryReader{env.Client}, FieldManager: vocabulary.FieldManager}
-	if got, err := summarized.Apply(ctx, applyset.Of[appsv1.StatefulSet](StatefulSet(m, testAgentImage))); err != nil || got != applyset.Updated {
+	if got, err := summarized.Apply(ctx, applyset.Of[appsv1.StatefulSet](StatefulSet(m, testAgent))); err != nil || got != applyset.Updated {
 		t.Errorf("StatefulSet with 4 replicas through its summary: %s, %v; want %s", got, err, applyset.Updated)
 	}
 }

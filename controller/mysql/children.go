@@ -130,7 +130,7 @@ func (r *Reconciler) desiredChildren(ctx context.Context, obj *databasev1.MySQL,
 		applyset.Of[corev1.Service](children.Service(obj)),
 		applyset.Of[corev1.Service](children.PrimaryService(obj)),
 		applyset.Of[corev1.Service](children.ReplicasService(obj)),
-		applyset.Of[appsv1.StatefulSet](children.StatefulSet(obj, r.AgentImage)),
+		applyset.Of[appsv1.StatefulSet](children.StatefulSet(obj, children.Agent{Image: r.AgentImage, FenceAfter: r.FailoverGrace})),
 	)
 	if obj.Spec.Replicas > 1 {
 		d.members = append(d.members, applyset.Of[policyv1.PodDisruptionBudget](children.PodDisruptionBudget(obj)))

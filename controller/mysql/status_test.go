@@ -18,7 +18,7 @@ import (
 // it is computed on as it reads the whole one.
 func TestStatusViewKeepsKstatus(t *testing.T) {
 	whole := func(mut func(*appsv1.StatefulSet)) *appsv1.StatefulSet {
-		data, err := json.Marshal(children.StatefulSet(ctrltest.NewMySQL("ns", "db", 3), ctrltest.AgentImage))
+		data, err := json.Marshal(children.StatefulSet(ctrltest.NewMySQL("ns", "db", 3), children.Agent{Image: ctrltest.AgentImage}))
 		if err != nil {
 			t.Fatal(err)
 		}

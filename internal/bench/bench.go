@@ -173,7 +173,7 @@ func measureFloor(ctx context.Context, n int, opts Options, log func(string, ...
 		secret := children.RootSecret(m, []byte("benchmark-password-not-secret"))
 		secret.OwnerReferences = nil
 		operator := children.OperatorSecret(m, map[string][]byte{"admin": []byte("a"), "replication": []byte("r"), "agent": []byte("g")})
-		cm, headless, svc, sts := children.ConfigMap(m), children.HeadlessService(m), children.Service(m), children.StatefulSet(m, cluster.AgentImage)
+		cm, headless, svc, sts := children.ConfigMap(m), children.HeadlessService(m), children.Service(m), children.StatefulSet(m, children.Agent{Image: cluster.AgentImage})
 		primary, replicas := children.PrimaryService(m), children.ReplicasService(m)
 		cm.OwnerReferences, headless.OwnerReferences, svc.OwnerReferences, sts.OwnerReferences = nil, nil, nil, nil
 		primary.OwnerReferences, replicas.OwnerReferences, operator.OwnerReferences = nil, nil, nil

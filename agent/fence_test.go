@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/example/mysql-operator/dbop"
+)
+
+// TestFenceDue: only a primary out of contact for the whole grace fences;
+// anything else is in contact now, and a grace of 0 never fences.
+func TestFenceDue(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	const after = 3 * time.Second
+	cases := []struct {
+		name             string
+		primary, reached bool
+		now              time.Duration // after t0, the last contact
+		after            time.Duration
+		wantLast         time.Duration
+		wantFence        bool
+	}{
+		{"a replica, reaching nothing", false, false, 10 * time.Second, after, 10 * time.Second, false},
+		{"a primary in contact", true, true, 10 * time.Second, after, 10 * time.Second, false},
+		{"a primary cut for less than the grace", true, false, 2900 * time.Millisecond, after, 0, false},
+		{"a primary cut for the grace", true, false, after, after, 0, true},
+		{"a primary cut for long", true, false, time.Minute, after, 0, true},
+		{"fencing off", true, false, time.Minute, 0, time.Minute, false},
+	}
+	for _, tt := range cases {
+		last, fence := fenceDue(tt.primary, tt.reached, t0, t0.Add(tt.now), tt.after)
+		if !last.Equal(t0.Add(tt.wantLast)) || fence != tt.wantFence {
+			t.Errorf("%s: last contact +%s, fence %t; want +%s, %t", tt.name, last.Sub(t0), fence, tt.wantLast, tt.wantFence)
+		}
+	}
+}
+
+// TestFencer runs a real primary with semi-sync and a real replica
+// streaming from it, and the primary's fencer on the agent's own account:
+// while the replica answers, or the API server does, nothing is fenced
+// however long; once neither answers (the replica's sender still listed,
+// as after a network cut), the primary is fenced after the grace, once;
+// the replica's own fencer never fences.
+func TestFencer(t *testing.T) {
+	ctx := context.Background()
+	prim, repl := startInstance(t, "p"), startInstance(t, "r")
+	if err := admin(t, prim).Promote(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	replica := admin(t, repl)
+	// Two single servers both start as server 1.
+	if _, err := repl.db().ExecContext(ctx, "SET GLOBAL server_id = 2"); err != nil {
+		t.Fatal(err)
+	}
+	src := dbop.Source{Host: "127.0.0.1", Port: prim.server.Port, User: dbop.ReplUser, Password: prim.pw.ReplPassword}
+	if err := replica.ConfigureReplica(ctx, src, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.StartReplica(ctx); err != nil {
+		t.Fatal(err)
+	}
+	crashes := 0
+	f := testFencer(t, prim, func() error { crashes++; return nil })
+	f.peerPort = strconv.Itoa(repl.server.Port)
+	waitFor(t, "the replica's sender listed", func() bool {
+		addrs, err := f.contacts(ctx)
+		return err == nil && len(addrs) == 1 && addrs[0] == repl.server.Addr()
+	})
+	t0 := time.Now()
+	f.lastContact = t0
+	f.check(ctx, t0.Add(10*time.Second))
+	if crashes != 0 || !f.lastContact.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("with the replica answering: %d crashes, last contact +%s", crashes, f.lastContact.Sub(t0))
+	}
+	// The replica answers nowhere now (its sender is still listed).
+	f.peerPort = closedPort(t)
+	api := listen(t)
+	f.apiServer = api.Addr().String()
+	f.check(ctx, t0.Add(20*time.Second))
+	if crashes != 0 || !f.lastContact.Equal(t0.Add(20*time.Second)) {
+		t.Fatalf("with the API server answering: %d crashes, last contact +%s", crashes, f.lastContact.Sub(t0))
+	}
+	_ = api.Close()
+	for _, at := range []time.Duration{21 * time.Second, 22900 * time.Millisecond} {
+		if f.check(ctx, t0.Add(at)); crashes != 0 {
+			t.Fatalf("fenced %s into a cut of 3s", at-20*time.Second)
+		}
+	}
+	f.check(ctx, t0.Add(23*time.Second))
+	if crashes != 1 {
+		t.Fatalf("%d crashes after a cut of the grace, want 1", crashes)
+	}
+	f.check(ctx, t0.Add(24*time.Second))
+	if crashes != 1 {
+		t.Fatalf("%d crashes a second after fencing, want still 1", crashes)
+	}
+	r := testFencer(t, repl, func() error { t.Error("the replica was fenced"); return nil })
+	r.lastContact = t0
+	r.check(ctx, t0.Add(time.Minute))
+}
+
+// testFencer is a fencer of in on the agent's account, with a grace of 3s
+// and crash for fencing.
+func testFencer(t *testing.T, in *instance, crash func() error) *fencer {
+	t.Helper()
+	p, err := NewProbes(in.c, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.db.Close() })
+	return &fencer{db: p.db, after: 3 * time.Second, peerPort: peerPort, crash: crash, dial: dialOnce, log: slog.New(slog.DiscardHandler)}
+}
+
+// admin opens in as the operator's account.
+func admin(t *testing.T, in *instance) *dbop.Instance {
+	t.Helper()
+	db, err := dbop.Open(in.server.Addr(), dbop.Credentials{User: dbop.AdminUser, Password: in.pw.AdminPassword}, dbop.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// listen listens on a loopback port until the test ends.
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// closedPort is a loopback port nothing listens on.
+func closedPort(t *testing.T) string {
+	l := listen(t)
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	_ = l.Close()
+	return port
+}
+
+// waitFor polls cond until it holds, failing the test after 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond) // polling a real server, bounded by the deadline
+	}
+}
