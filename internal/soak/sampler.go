@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"database/sql"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -157,6 +158,9 @@ func observe(ctx context.Context, db *sql.DB) (writable bool, source string, err
 	}
 	if row["Slave_IO_Running"] == "Yes" {
 		source = row["Master_Host"]
+		if net.ParseIP(source) == nil {
+			source, _, _ = strings.Cut(source, ".") // <pod>.<headless>.<namespace>.svc
+		}
 	}
 	return !readOnly, source, nil
 }
@@ -174,7 +178,9 @@ func (s *sampler) record(at time.Time, writable []corev1.Pod, sources map[string
 	v := Violation{At: at}
 	for _, p := range writable {
 		v.Writable = append(v.Writable, p.Name)
-		if sources[p.Status.PodIP] {
+		// Replicas name their source by its pod's DNS name under the
+		// headless Service (an address before).
+		if sources[p.Status.PodIP] || sources[p.Name] {
 			v.Acknowledging = append(v.Acknowledging, p.Name)
 		}
 	}
