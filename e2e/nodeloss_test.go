@@ -168,7 +168,7 @@ func cutNetwork(t *testing.T, ns, name string) func() error {
 	if err := c.Client.Get(context.Background(), key(ns, name), pod); err != nil {
 		t.Fatal(err)
 	}
-	heal, err := c.CutNetwork(pod, "mysql")
+	heal, err := c.CutNetwork(pod, "agent") // the agent runs for the pod's life
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,9 @@ func (s *soak) cut(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	heal, err := s.c.CutNetwork(p, "mysql")
+	// Through the agent, which runs for the pod's life (the server may be
+	// restarting, fenced or in back-off).
+	heal, err := s.c.CutNetwork(p, "agent")
 	if err != nil {
 		return err
 	}
