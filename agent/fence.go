@@ -28,8 +28,12 @@ import (
 // whose replicas are all restarting still reaches the API server, and an
 // API server that is down leaves the replicas reachable.
 
-// fenceInterval is how often the agent of a primary checks its contacts.
-const fenceInterval = 500 * time.Millisecond
+// fenceInterval is how often the agent checks: one status query on the
+// pod's socket (every instance, to know whether it is a primary), and on
+// a primary with replicas one process list read and one TCP connection to
+// each replica and to the API server. A primary is fenced between the
+// grace and the grace plus two intervals after its last contact.
+const fenceInterval = time.Second
 
 // fenceDialTimeout bounds each connection attempt to a contact.
 const fenceDialTimeout = time.Second
