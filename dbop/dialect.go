@@ -33,10 +33,11 @@ type Source struct {
 	// MariaDB it is MASTER_SSL=1, which needs certificates on the source.
 	SSL bool
 	// SSLCA is the path, on the replica, of the CA the source's certificate
-	// must chain to; the certificate must also name Host
-	// (MASTER_SSL_VERIFY_SERVER_CERT = 1). Empty: the certificate is not
-	// checked at all.
+	// must chain to; empty: the certificate is not checked.
 	SSLCA string
+	// VerifyHost asks, with SSLCA, that the certificate also name Host
+	// (MASTER_SSL_VERIFY_SERVER_CERT = 1): Host is a name it holds.
+	VerifyHost bool
 }
 
 // validate checks a Source without echoing the password.

@@ -12,7 +12,7 @@ import (
 
 // goldenSource is the example replication source of the golden files.
 var goldenSource = Source{Host: "orders-0.orders.db.svc", Port: 3306, User: ReplUser, Password: "repl-pw",
-	SSL: true, SSLCA: "/etc/mysql-operator/tls/ca.crt"}
+	SSL: true, SSLCA: "/etc/mysql-operator/tls/ca.crt", VerifyHost: true}
 
 // goldenBootstrap has passwords with characters that need quoting.
 var goldenBootstrap = BootstrapConfig{RootPassword: `r00t'pw\x`, AdminPassword: "adm;in\npw",

@@ -170,13 +170,13 @@ func TestTLSMariaDB(t *testing.T) {
 			t.Fatal(err)
 		}
 		refused(t, replica, Source{Host: "127.0.0.1", Port: servers[0].Port, User: ReplUser, Password: testPasswords.ReplPassword,
-			SSL: true, SSLCA: filepath.Join(dir, certs.CAKey)}, "a certificate for localhost only, reached at 127.0.0.1")
+			SSL: true, SSLCA: filepath.Join(dir, certs.CAKey), VerifyHost: true}, "a certificate for localhost only, reached at 127.0.0.1")
 		tlsFiles(t, dir, first, ca.Cert)
 		if err := primary.ReloadTLS(ctx); err != nil {
 			t.Fatal(err)
 		}
 		src := Source{Host: "127.0.0.1", Port: servers[0].Port, User: ReplUser, Password: testPasswords.ReplPassword,
-			SSL: true, SSLCA: filepath.Join(dir, certs.CAKey)}
+			SSL: true, SSLCA: filepath.Join(dir, certs.CAKey), VerifyHost: true}
 		if err := replica.ConfigureReplica(ctx, src, false); err != nil {
 			t.Fatal(err)
 		}

@@ -100,8 +100,9 @@ func trimConfigMap(c *corev1.ConfigMap) { c.Data, c.BinaryData = nil, nil }
 
 // stripPod is the cache transform of the database pods: the operator reads
 // their metadata and what their status says of their health (phase,
-// address, whether scheduled and ready, the state of each container),
-// never their spec, which is most of a pod (the containers of the
+// address, whether scheduled and ready, the state of each container) and
+// their DNS identity (hostname and subdomain), never the rest of their
+// spec, which is most of a pod (the containers of the
 // template, their volumes and environment), nor what the kubelet reports
 // of each container's image, mounts, resources and user. Pods are the
 // largest objects the manager caches, one per instance: a real node's pod
@@ -110,7 +111,8 @@ func trimConfigMap(c *corev1.ConfigMap) { c.Data, c.BinaryData = nil, nil }
 // stripped pod as it reads the pod).
 func stripPod(in any) (any, error) {
 	if p, ok := in.(*corev1.Pod); ok {
-		p.Spec = corev1.PodSpec{}
+		// Of the spec, only the pod's DNS identity (ReplicationHost).
+		p.Spec = corev1.PodSpec{Hostname: p.Spec.Hostname, Subdomain: p.Spec.Subdomain}
 		p.ManagedFields = nil
 		p.Status = corev1.PodStatus{
 			Phase: p.Status.Phase, Reason: p.Status.Reason, Message: p.Status.Message, PodIP: p.Status.PodIP,

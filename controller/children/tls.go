@@ -46,6 +46,18 @@ func PodDNSName(m *databasev1.MySQL, pod string) string {
 	return pod + "." + HeadlessServiceName(m) + "." + m.Namespace + ".svc"
 }
 
+// ReplicationHost is the name replicas reach pod's server by, and whether
+// it is its DNS name under the headless Service (which the certificate
+// holds, so that replicas verify it): a pod of the StatefulSet has that
+// name (its controller sets the pod's hostname and subdomain); another
+// (the envtest harness's) is reached at its address.
+func ReplicationHost(m *databasev1.MySQL, pod *corev1.Pod) (string, bool) {
+	if pod.Spec.Hostname == pod.Name && pod.Spec.Subdomain == HeadlessServiceName(m) {
+		return PodDNSName(m, pod.Name), true
+	}
+	return pod.Status.PodIP, false
+}
+
 // TLSNames are the names the servers' certificate holds: each pod under
 // the headless Service, the client Services, and localhost, each Service
 // name also in its short and cluster.local forms.

@@ -46,7 +46,7 @@ func (d *DataPlane) act(ctx context.Context, m *databasev1.MySQL, in *instances,
 	case topology.ActionSetReadOnly:
 		err = each(in, a.Instances, func(db *dbop.Instance) error { return db.SetReadOnly(ctx) })
 	case topology.ActionConfigureReplicas:
-		err = d.configureReplicas(ctx, m, in, a.Instances, d.source(in, a.Target, passwords))
+		err = d.configureReplicas(ctx, m, in, a.Instances, d.source(m, in, a.Target, passwords))
 	case topology.ActionSwitchover:
 		if err = d.switchover(ctx, m, in, plan, passwords); err == nil {
 			d.demoted.mark(client.ObjectKeyFromObject(m), a.From)
@@ -76,11 +76,13 @@ func (d *DataPlane) act(ctx context.Context, m *databasev1.MySQL, in *instances,
 
 // source is the replication source of the instance of index primary, as
 // its replicas reach it, with the replication account.
-func (d *DataPlane) source(in *instances, primary int, passwords map[string][]byte) dbop.Source {
+func (d *DataPlane) source(m *databasev1.MySQL, in *instances, primary int, passwords map[string][]byte) dbop.Source {
 	src := dbop.Source{Host: in.observed[primary].Host, Port: children.MySQLPort, User: dbop.ReplUser, Password: string(passwords[children.ReplPasswordKey])}
 	if in.allServeTLS() {
-		// Over TLS, the source's certificate checked against the MySQL's CA.
+		// Over TLS, the source's certificate checked against the MySQL's
+		// CA, and for the name the replicas reach it by.
 		src.SSL, src.SSLCA = true, children.TLSCAPath
+		_, src.VerifyHost = children.ReplicationHost(m, in.pods[primary])
 	}
 	return src
 }
@@ -118,7 +120,7 @@ func (d *DataPlane) switchover(ctx context.Context, m *databasev1.MySQL, in *ins
 	if err := cand.Promote(ctx, plan.SemiSyncWaitCount); err != nil {
 		return err
 	}
-	return d.configureReplicas(ctx, m, in, append([]int{a.From}, a.Instances...), d.source(in, a.Target, passwords))
+	return d.configureReplicas(ctx, m, in, append([]int{a.From}, a.Instances...), d.source(m, in, a.Target, passwords))
 }
 
 // failover replaces a lost primary: every candidate stops receiving
@@ -158,7 +160,7 @@ func (d *DataPlane) failover(ctx context.Context, m *databasev1.MySQL, in *insta
 			others = append(others, i)
 		}
 	}
-	return next, d.configureReplicas(ctx, m, in, others, d.source(in, next, passwords))
+	return next, d.configureReplicas(ctx, m, in, others, d.source(m, in, next, passwords))
 }
 
 // discard crashes the server of instance i through its agent, remembering

@@ -75,7 +75,7 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 		// Service, which its certificate holds, so that they verify it;
 		// the operator dials the pod's address (it may run outside the
 		// cluster's DNS) and verifies that same name.
-		in.observed[i].Host = children.PodDNSName(m, pod.Name)
+		in.observed[i].Host, _ = children.ReplicationHost(m, pod)
 		addr := pod.Status.PodIP + ":" + strconv.Itoa(children.MySQLPort)
 		addrs = append(addrs, addr)
 		db, err := d.pool.Get(addr, children.WithTLS(m, cred, tlsSecret[certs.CAKey], pod))
