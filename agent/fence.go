@@ -25,8 +25,9 @@ import (
 // no replica acknowledged (RecoveryArgs), and the operator decides: it
 // rejoins as a replica after a failover, or is made writable again when
 // none happened. Only a primary that reached nothing fences itself: one
-// whose replicas are all restarting still reaches the API server, and an
-// API server that is down leaves the replicas reachable.
+// whose replicas are all restarting still reaches the API server, an API
+// server that is down leaves the replicas reachable, and an agent that
+// never reached any of them (a NetworkPolicy forbidding it) never fences.
 
 // fenceInterval is how often the agent checks: one status query on the
 // pod's socket (every instance, to know whether it is a primary), and on
@@ -58,6 +59,10 @@ type fencer struct {
 	crash    func() error
 	dial     func(ctx context.Context, addr string) error
 	log      *slog.Logger
+	// everReached says a contact once answered since the agent started:
+	// until one has, the agent cannot tell a cut from a network that
+	// forbids these connections (a NetworkPolicy), and never fences.
+	everReached bool
 	// lastContact is when the primary last reached a contact, or when it
 	// became a primary with replicas.
 	lastContact time.Time
@@ -106,7 +111,7 @@ func (f *fencer) check(ctx context.Context, now time.Time) {
 	primary := err == nil && fenceable(st)
 	reached := !primary || f.reachedAny(ctx)
 	var fence bool
-	f.lastContact, fence = fenceDue(primary, reached, f.lastContact, now, f.after)
+	f.lastContact, fence = fenceDue(primary, reached, f.everReached, f.lastContact, now, f.after)
 	if !fence {
 		return
 	}
@@ -126,11 +131,12 @@ func fenceable(st *dbop.Status) bool {
 }
 
 // fenceDue is the fencing decision: the new time of last contact, and
-// whether to fence now. Anything but a primary, or a primary that reached
-// a contact, is in contact now; a primary fences once it has been out of
-// contact for after (0: never).
-func fenceDue(primary, reached bool, lastContact, now time.Time, after time.Duration) (time.Time, bool) {
-	if !primary || reached || after <= 0 {
+// whether to fence now. Anything but a primary, a primary that reached a
+// contact, or one that never reached any (it cannot judge), is in contact
+// now; a primary fences once it has been out of contact for after (0:
+// never).
+func fenceDue(primary, reached, everReached bool, lastContact, now time.Time, after time.Duration) (time.Time, bool) {
+	if !primary || reached || !everReached || after <= 0 {
 		return now, false
 	}
 	return lastContact, now.Sub(lastContact) >= after
@@ -158,6 +164,7 @@ func (f *fencer) reachedAny(ctx context.Context) bool {
 	go func() { wg.Wait(); close(reached) }()
 	for ok := range reached {
 		if ok {
+			f.everReached = true
 			return true
 		}
 	}

@@ -17,22 +17,23 @@ func TestFenceDue(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
 	const after = 3 * time.Second
 	cases := []struct {
-		name             string
-		primary, reached bool
-		now              time.Duration // after t0, the last contact
-		after            time.Duration
-		wantLast         time.Duration
-		wantFence        bool
+		name                          string
+		primary, reached, everReached bool
+		now                           time.Duration // after t0, the last contact
+		after                         time.Duration
+		wantLast                      time.Duration
+		wantFence                     bool
 	}{
-		{"a replica, reaching nothing", false, false, 10 * time.Second, after, 10 * time.Second, false},
-		{"a primary in contact", true, true, 10 * time.Second, after, 10 * time.Second, false},
-		{"a primary cut for less than the grace", true, false, 2900 * time.Millisecond, after, 0, false},
-		{"a primary cut for the grace", true, false, after, after, 0, true},
-		{"a primary cut for long", true, false, time.Minute, after, 0, true},
-		{"fencing off", true, false, time.Minute, 0, time.Minute, false},
+		{"a replica, reaching nothing", false, false, true, 10 * time.Second, after, 10 * time.Second, false},
+		{"a primary in contact", true, true, true, 10 * time.Second, after, 10 * time.Second, false},
+		{"a primary cut for less than the grace", true, false, true, 2900 * time.Millisecond, after, 0, false},
+		{"a primary cut for the grace", true, false, true, after, after, 0, true},
+		{"a primary cut for long", true, false, true, time.Minute, after, 0, true},
+		{"a primary that never reached a contact", true, false, false, time.Minute, after, time.Minute, false},
+		{"fencing off", true, false, true, time.Minute, 0, time.Minute, false},
 	}
 	for _, tt := range cases {
-		last, fence := fenceDue(tt.primary, tt.reached, t0, t0.Add(tt.now), tt.after)
+		last, fence := fenceDue(tt.primary, tt.reached, tt.everReached, t0, t0.Add(tt.now), tt.after)
 		if !last.Equal(t0.Add(tt.wantLast)) || fence != tt.wantFence {
 			t.Errorf("%s: last contact +%s, fence %t; want +%s, %t", tt.name, last.Sub(t0), fence, tt.wantLast, tt.wantFence)
 		}
@@ -44,7 +45,8 @@ func TestFenceDue(t *testing.T) {
 // while the replica answers, or the API server does, nothing is fenced
 // however long; once neither answers (the replica's sender still listed,
 // as after a network cut), the primary is fenced after the grace, once;
-// the replica's own fencer never fences.
+// a fencer that never reached a contact never fences, nor does the
+// replica's own.
 func TestFencer(t *testing.T) {
 	ctx := context.Background()
 	prim, repl := startInstance(t, "p"), startInstance(t, "r")
@@ -98,6 +100,11 @@ func TestFencer(t *testing.T) {
 	if crashes != 1 {
 		t.Fatalf("%d crashes a second after fencing, want still 1", crashes)
 	}
+	// A fencer that never reached any contact (a network that forbids
+	// these connections) cannot tell a cut and never fences.
+	blind := testFencer(t, prim, func() error { t.Error("a fencer that never reached a contact fenced"); return nil })
+	blind.peerPort, blind.lastContact = closedPort(t), t0
+	blind.check(ctx, t0.Add(time.Minute))
 	r := testFencer(t, repl, func() error { t.Error("the replica was fenced"); return nil })
 	r.lastContact = t0
 	r.check(ctx, t0.Add(time.Minute))
