@@ -68,9 +68,9 @@ type fencer struct {
 	lastContact time.Time
 }
 
-// newFencer fences c's server after a cut of after.
-func newFencer(c Config, db *dbop.Instance, after time.Duration, log *slog.Logger) *fencer {
-	f := &fencer{db: db, after: after, peerPort: peerPort, crash: c.Crash, log: log, dial: dialOnce}
+// newFencer fences c's server after a cut of c.FenceAfter.
+func newFencer(c Config, db *dbop.Instance, log *slog.Logger) *fencer {
+	f := &fencer{db: db, after: c.FenceAfter, peerPort: peerPort, crash: c.Crash, log: log, dial: dialOnce}
 	if h, p := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT"); h != "" && p != "" {
 		f.apiServer = net.JoinHostPort(h, p)
 	}

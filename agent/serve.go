@@ -189,7 +189,7 @@ func Serve(ctx context.Context, c Config, p *Probes) error {
 		go (&tlsReloader{c: c, log: a.log}).run(ctx)
 	}
 	if c.FenceAfter > 0 {
-		go newFencer(c, p.db, c.FenceAfter, a.log).run(ctx)
+		go newFencer(c, p.db, a.log).run(ctx)
 	}
 	probes := http.NewServeMux()
 	p.routeProbes(probes)

@@ -181,6 +181,11 @@ func stmts(sqls ...string) []Stmt {
 	return out
 }
 
+// verifyServerCert is the 0 or 1 of MASTER_SSL_VERIFY_SERVER_CERT
+// (SOURCE_SSL_VERIFY_SERVER_CERT): 1 when the certificate is checked
+// against SSLCA and must name Host.
+func (s Source) verifyServerCert() int { return sqlBool(s.SSLCA != "" && s.VerifyHost) }
+
 // sqlBool is b as the 0 or 1 of a CHANGE MASTER option.
 func sqlBool(b bool) int {
 	if b {

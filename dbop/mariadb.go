@@ -65,7 +65,7 @@ func (mariadbDialect) ChangeSource(src Source) ([]Stmt, error) {
 		{SQL: "CHANGE MASTER TO MASTER_HOST = ?, MASTER_PORT = ?, MASTER_USER = ?, MASTER_PASSWORD = ?, " +
 			"MASTER_USE_GTID = slave_pos, MASTER_SSL = ?, MASTER_SSL_CA = ?, MASTER_SSL_VERIFY_SERVER_CERT = ?, " +
 			"MASTER_CONNECT_RETRY = ?, MASTER_HEARTBEAT_PERIOD = ?",
-			Args: []any{src.Host, src.Port, src.User, src.Password, sqlBool(src.SSL), src.SSLCA, sqlBool(src.SSLCA != "" && src.VerifyHost), connectRetry, heartbeatPeriod}, Secret: true},
+			Args: []any{src.Host, src.Port, src.User, src.Password, sqlBool(src.SSL), src.SSLCA, src.verifyServerCert(), connectRetry, heartbeatPeriod}, Secret: true},
 	}, nil
 }
 

@@ -61,7 +61,7 @@ func (mysqlDialect) ChangeSource(src Source) ([]Stmt, error) {
 	return []Stmt{{SQL: "CHANGE REPLICATION SOURCE TO SOURCE_HOST = ?, SOURCE_PORT = ?, SOURCE_USER = ?, " +
 		"SOURCE_PASSWORD = ?, SOURCE_AUTO_POSITION = 1, SOURCE_SSL = 1, SOURCE_SSL_CA = ?, SOURCE_SSL_VERIFY_SERVER_CERT = ?, " +
 		"GET_SOURCE_PUBLIC_KEY = 1, SOURCE_CONNECT_RETRY = ?, SOURCE_HEARTBEAT_PERIOD = ?",
-		Args: []any{src.Host, src.Port, src.User, src.Password, src.SSLCA, sqlBool(src.SSLCA != "" && src.VerifyHost), connectRetry, heartbeatPeriod}, Secret: true}}, nil
+		Args: []any{src.Host, src.Port, src.User, src.Password, src.SSLCA, src.verifyServerCert(), connectRetry, heartbeatPeriod}, Secret: true}}, nil
 }
 
 // StartReplica implements Dialect.

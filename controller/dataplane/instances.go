@@ -71,10 +71,10 @@ func (d *DataPlane) observeInstances(ctx context.Context, m *databasev1.MySQL, p
 			in.errs[i] = fmt.Errorf("pod %s: server not started", pod.Name)
 			continue
 		}
-		// Replicas reach their source by its pod's name under the headless
-		// Service, which its certificate holds, so that they verify it;
-		// the operator dials the pod's address (it may run outside the
-		// cluster's DNS) and verifies that same name.
+		// Replicas reach their source by its pod's DNS name where it has
+		// one (ReplicationHost), which its certificate holds; the operator
+		// dials the pod's address (it may run outside the cluster's DNS)
+		// and verifies that same name.
 		in.observed[i].Host, _ = children.ReplicationHost(m, pod)
 		addr := pod.Status.PodIP + ":" + strconv.Itoa(children.MySQLPort)
 		addrs = append(addrs, addr)
