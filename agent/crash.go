@@ -13,10 +13,12 @@ import (
 
 // Crash kills the pod's server with SIGKILL, as a power loss would: no
 // clean shutdown (which would commit the transactions waiting for an
-// acknowledgement), so that the kubelet starts it again and its crash
-// recovery rolls them back (see RecoveryArgs). The server's pid is in its
-// pid file, on the volume the containers share; the pod shares one
-// process namespace, and the agent runs as the server's user.
+// acknowledgement), so that its crash recovery rolls them back (see
+// RecoveryArgs). It marks the kill as asked for first, so that the
+// server's supervisor (RunServer) starts it again at once, outside the
+// kubelet's back-off. The server's pid is in its pid file, on the volume
+// the containers share; the pod shares one process namespace, and the
+// agent runs as the server's user.
 func (c Config) Crash() error {
 	data, err := os.ReadFile(c.PidFile)
 	if err != nil {
@@ -26,10 +28,14 @@ func (c Config) Crash() error {
 	if err != nil || pid <= 1 {
 		return fmt.Errorf("pid file %s holds %q, not a server's pid", c.PidFile, strings.TrimSpace(string(data)))
 	}
+	if err := os.WriteFile(c.crashMarker(), nil, 0o600); err != nil {
+		return fmt.Errorf("mark the server's crash as asked for: %w", err)
+	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		if errors.Is(err, syscall.ESRCH) {
 			return nil // gone already
 		}
+		_ = os.Remove(c.crashMarker()) // no kill: nothing to restart
 		return fmt.Errorf("kill the server (pid %d): %w", pid, err)
 	}
 	return nil

@@ -20,9 +20,9 @@ import (
 // first: when the server is a writable primary with replicas and, for
 // FenceAfter (the operator's failover grace), neither any of the replicas
 // connected to it nor the Kubernetes API server answered a connection, the
-// agent crashes the server (Crash). The kubelet starts it again read-only
-// (the operator's my.cnf), its crash recovery rolls back the transactions
-// no replica acknowledged (RecoveryArgs), and the operator decides: it
+// agent crashes the server (Crash). Its supervisor (RunServer) starts it
+// again at once, read-only (the operator's my.cnf), its crash recovery
+// rolling back the transactions no replica acknowledged (RecoveryArgs), and the operator decides: it
 // rejoins as a replica after a failover, or is made writable again when
 // none happened. Only a primary that reached nothing fences itself: one
 // whose replicas are all restarting still reaches the API server, an API

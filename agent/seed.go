@@ -19,8 +19,8 @@ import (
 // instance (POST /seed) to copy a donor's data; the agent fetches the
 // donor agent's mariadb-backup stream (GET /backup), unpacks it with
 // mbstream beside the data directory and prepares it. The operator then
-// shuts the server down; its container starts again through `agent
-// exec-server`, which swaps the prepared copy in; the operator sets the
+// shuts the server down; its supervisor (`agent run-server`) swaps the
+// prepared copy in and starts it again; the operator sets the
 // GTID position the agent recorded and clears the seed (DELETE /seed).
 // The state lives in files of the data volume, so it survives restarts.
 
@@ -34,7 +34,7 @@ const (
 	// SeedRunning: the copy is being fetched and prepared.
 	SeedRunning SeedPhase = "Running"
 	// SeedPrepared: the copy is ready beside the data directory; the
-	// server must restart for exec-server to swap it in.
+	// server must restart for run-server to swap it in.
 	SeedPrepared SeedPhase = "Prepared"
 	// SeedRestored: the server runs on the copy; its GTID position must
 	// be set before it replicates.
@@ -249,4 +249,34 @@ func tail(out []byte) string {
 		out = out[len(out)-512:]
 	}
 	return string(out)
+}
+
+// swapIn moves a prepared seed into the data directory's place and marks
+// the seed Restored.
+func (s *seeder) swapIn() error {
+	if _, err := os.Stat(s.readyDir()); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	st, err := s.status()
+	if err != nil {
+		return err
+	}
+	if st.Phase != SeedPrepared {
+		return fmt.Errorf("%s exists but the seed is %q", s.readyDir(), st.Phase)
+	}
+	old := s.c.DataDir + ".replaced"
+	if err := os.RemoveAll(old); err != nil {
+		return err
+	}
+	if err := os.Rename(s.c.DataDir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Rename(s.readyDir(), s.c.DataDir); err != nil {
+		return err
+	}
+	st.Phase = SeedRestored
+	if err := s.save(st); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
 }

@@ -234,3 +234,9 @@ func serveAll(ctx context.Context, listeners []net.Listener, handlers []http.Han
 	}
 	return g.Wait()
 }
+
+// marshal is json.Marshal for the handlers' answers.
+func marshal(v any) []byte {
+	data, _ := json.Marshal(v) // the answers are plain structs
+	return data
+}

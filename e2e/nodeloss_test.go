@@ -25,7 +25,7 @@ import (
 // three, no failover may happen (the replica left may lack the last
 // acknowledged write): the status says why, and once healed the writes go
 // on, none lost. In both, the cut primary's agent fences it during the
-// cut: its server restarts, read-only, while still cut off.
+// cut: its server restarts in place, read-only, while still cut off.
 func TestNodeLoss(t *testing.T) {
 	t.Run("primary cut", func(t *testing.T) {
 		ns := testenv.NewNamespace(t, c.Client)
@@ -33,7 +33,7 @@ func TestNodeLoss(t *testing.T) {
 		waitCurrent(t, key(ns, "db"))
 		w := startWriter(t, ns, "db")
 		eventually(t, "a few writes", func(context.Context) (bool, error) { return w.count() > 20, nil })
-		restarts := serverRestarts(t, ns, "db-0")
+		before := serverProcesses(t, ns, "db-0")
 		heal := cutNetwork(t, ns, "db-0")
 		cut := time.Now()
 		first := waitRecovered(t, w, cut)
@@ -41,7 +41,7 @@ func TestNodeLoss(t *testing.T) {
 			first.Sub(cut).Round(time.Millisecond), getMySQL(t, ns, "db").Status.CurrentPrimary)
 		record(t, "node loss (the primary's network cut), cut to first acknowledged write", first.Sub(cut))
 		w.logAttempts(t, cut, first)
-		waitFenced(t, ns, "db-0", restarts, cut)
+		waitFenced(t, ns, "db-0", before, cut)
 		if err := heal(); err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestNodeLoss(t *testing.T) {
 		waitCurrent(t, key(ns, "db"))
 		w := startWriter(t, ns, "db")
 		eventually(t, "a few writes", func(context.Context) (bool, error) { return w.count() > 20, nil })
-		restarts := serverRestarts(t, ns, "db-0")
+		before := serverProcesses(t, ns, "db-0")
 		heals := []func() error{cutNetwork(t, ns, "db-0"), cutNetwork(t, ns, "db-1")}
 		cut := time.Now()
 		// Asserting that something does not happen needs a window: the
@@ -87,7 +87,7 @@ func TestNodeLoss(t *testing.T) {
 		t.Logf("status during the cut: %s", said)
 		// Fenced even with no failover: the operator makes it writable
 		// again once it reaches it.
-		waitFenced(t, ns, "db-0", restarts, cut)
+		waitFenced(t, ns, "db-0", before, cut)
 		healed := time.Now()
 		for _, heal := range heals {
 			if err := heal(); err != nil {
@@ -112,41 +112,48 @@ func TestNodeLoss(t *testing.T) {
 	})
 }
 
-// serverRestarts is the restart count of pod name's server container.
-func serverRestarts(t *testing.T, ns, name string) int32 {
+// serverProcesses are the processes of pod name's server container and
+// when they started.
+func serverProcesses(t *testing.T, ns, name string) map[int]time.Time {
 	t.Helper()
 	pod := &corev1.Pod{}
 	if err := c.Client.Get(context.Background(), key(ns, name), pod); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range pod.Status.ContainerStatuses {
-		if s.Name == "mysql" {
-			return s.RestartCount
-		}
+	starts, err := c.ProcessStarts(pod, "mysql")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("pod %s has no mysql container status", name)
-	return 0
+	return starts
 }
 
 // waitFenced waits until the server of pod name, a primary cut off since
-// cut, has been fenced by its agent: crashed, and started again by the
-// kubelet (read-only) while still cut off.
-func waitFenced(t *testing.T, ns, name string, restarts int32, cut time.Time) {
+// cut, has been fenced by its agent: crashed, and started again in place
+// (a new process in the same container, read-only) while still cut off.
+func waitFenced(t *testing.T, ns, name string, before map[int]time.Time, cut time.Time) {
 	t.Helper()
+	var started time.Time
 	eventually(t, name+" fenced by its agent during the cut", func(context.Context) (bool, error) {
-		return serverRestarts(t, ns, name) > restarts, nil
+		for pid, at := range serverProcesses(t, ns, name) {
+			if _, old := before[pid]; !old {
+				started = at
+				return true, nil
+			}
+		}
+		return false, nil
 	})
 	pod := &corev1.Pod{}
 	if err := c.Client.Get(context.Background(), key(ns, name), pod); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range pod.Status.ContainerStatuses {
-		if term := s.LastTerminationState.Terminated; s.Name == "mysql" && term != nil {
-			// The kubelet records the end to the second.
-			t.Logf("%s fenced by its agent: its server ended at %s, %s after the cut (%s)", name,
-				term.FinishedAt.UTC().Format(time.RFC3339), term.FinishedAt.Sub(cut).Round(time.Second), term.Reason)
+		if s.Name == "mysql" && s.RestartCount != 0 {
+			t.Errorf("the kubelet restarted %s's server container %d times: the fence restarts it in place", name, s.RestartCount)
 		}
 	}
+	// /proc gives the start to the second.
+	t.Logf("%s fenced by its agent: its server started again in place at %s, %s after the cut", name,
+		started.UTC().Format(time.RFC3339), started.Sub(cut).Round(time.Second))
 }
 
 // firstReadOnly says whether the first answer of pod name's server (just

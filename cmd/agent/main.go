@@ -1,8 +1,8 @@
 // Command agent is the operator's code in a database pod (package
 // agent): `agent install DEST` copies it into a volume shared with
 // the database's containers, `agent init` prepares the data directory,
-// `agent exec-server -- SERVER ARGS` swaps in a prepared seed and becomes
-// the server, `agent serve` answers the kubelet's probes and seeds, and
+// `agent run-server -- SERVER ARGS` swaps in a prepared seed and runs
+// the server (again in place after a crash the agent asked for), `agent serve` answers the kubelet's probes and seeds, and
 // `agent verify --backup NAME` restores a backup in a scratch pod to prove
 // it restorable, and `agent login [--user U] [-- CLIENT ARGS]` becomes the
 // command-line client, the password read from its standard input (what
@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -22,10 +23,14 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: agent install DEST | init [flags] | exec-server [flags] -- SERVER ARGS | serve [flags] | verify --backup NAME [flags] | login [--user U] [-- CLIENT ARGS]")
+		fmt.Fprintln(os.Stderr, "usage: agent install DEST | init [flags] | run-server [flags] -- SERVER ARGS | serve [flags] | verify --backup NAME [flags] | login [--user U] [-- CLIENT ARGS]")
 		os.Exit(2)
 	}
 	if err := run(os.Args[1], os.Args[2:]); err != nil {
+		var exit *agent.ExitError
+		if errors.As(err, &exit) {
+			os.Exit(exit.Code) // the server's status is the container's
+		}
 		fmt.Fprintf(os.Stderr, "agent %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}
@@ -63,8 +68,8 @@ func run(cmd string, args []string) error {
 		return agent.WriteResult(o.result, msg, err)
 	case "login":
 		return agent.Login(c, o.loginUser, fs.Args())
-	case "exec-server":
-		return agent.ExecServer(c, fs.Args())
+	case "run-server":
+		return agent.RunServer(c, fs.Args())
 	case "serve":
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

@@ -197,9 +197,10 @@ func mysqlContainer(m *databasev1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	c := corev1ac.Container().
 		WithName(ServerContainerName).
 		WithImage(Image(m)).
-		// The agent swaps in a prepared seed, if any, then becomes the
-		// server (exec): the server is the container's process.
-		WithCommand(agentCommand("exec-server", "--data-dir="+dataDir, "--", serverBinary(m), "--defaults-file="+myCnfPath)...).
+		// The agent swaps in a prepared seed, if any, and runs the server
+		// (agent.RunServer), again in place after a crash it asked for.
+		WithCommand(agentCommand("run-server", "--data-dir="+dataDir, "--pid-file="+pidPath, "--",
+			serverBinary(m), "--defaults-file="+myCnfPath)...).
 		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithPorts(corev1ac.ContainerPort().WithName("mysql").WithContainerPort(MySQLPort).WithProtocol(corev1.ProtocolTCP)).
 		// Crash recovery of a large data directory takes its time: the

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -75,4 +76,58 @@ func (c *Cluster) NetworkNamespace(pod *corev1.Pod, container string) (string, e
 		return "", err
 	}
 	return "/proc/" + strconv.Itoa(pids[0]) + "/ns/net", nil
+}
+
+// ProcessStarts returns when each process of one container of a pod on
+// the real node started (from /proc, to the second: the boot time's
+// resolution): a server that
+// its supervisor started again in place has a new process, which the
+// kubelet does not see.
+func (c *Cluster) ProcessStarts(pod *corev1.Pod, container string) (map[int]time.Time, error) {
+	pids, err := c.containerPIDs(pod, container)
+	if err != nil {
+		return nil, err
+	}
+	boot, err := bootTime()
+	if err != nil {
+		return nil, err
+	}
+	starts := make(map[int]time.Time, len(pids))
+	for _, pid := range pids {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue // ended since the cgroup was read
+		}
+		// Field 22, starttime in clock ticks after boot, follows the
+		// command's parenthesised name, which may hold spaces.
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(f) < 20 {
+			return nil, fmt.Errorf("/proc/%d/stat: %q", pid, data)
+		}
+		ticks, err := strconv.ParseInt(f[19], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("/proc/%d/stat starttime: %w", pid, err)
+		}
+		starts[pid] = boot.Add(time.Duration(ticks) * time.Second / clockTicks)
+	}
+	return starts, nil
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's times: 100 on
+// every Linux architecture Go runs on.
+const clockTicks = 100
+
+// bootTime is when the machine booted, /proc/stat's btime.
+func bootTime() (time.Time, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return time.Unix(s, 0), err
+		}
+	}
+	return time.Time{}, fmt.Errorf("/proc/stat has no btime")
 }
