@@ -59,9 +59,10 @@ type fencer struct {
 	crash    func() error
 	dial     func(ctx context.Context, addr string) error
 	log      *slog.Logger
-	// everReached says a contact once answered since the agent started:
-	// until one has, the agent cannot tell a cut from a network that
-	// forbids these connections (a NetworkPolicy), and never fences.
+	// everReached says a contact once answered since the agent started
+	// (the API server, dialed from the start, or a replica): until one
+	// has, the agent cannot tell a cut from a network that forbids these
+	// connections (a NetworkPolicy), and never fences.
 	everReached bool
 	// lastContact is when the primary last reached a contact, or when it
 	// became a primary with replicas.
@@ -109,6 +110,9 @@ func (f *fencer) check(ctx context.Context, now time.Time) {
 	defer cancel()
 	st, err := f.db.Status(ctx)
 	primary := err == nil && fenceable(st)
+	if !primary && !f.everReached {
+		f.learnContact(ctx)
+	}
 	reached := !primary || f.reachedAny(ctx)
 	var fence bool
 	f.lastContact, fence = fenceDue(primary, reached, f.everReached, f.lastContact, now, f.after)
@@ -140,6 +144,18 @@ func fenceDue(primary, reached, everReached bool, lastContact, now time.Time, af
 		return now, false
 	}
 	return lastContact, now.Sub(lastContact) >= after
+}
+
+// learnContact dials the API server, until it has answered once, while
+// the server is not a fenceable primary: a replica made primary and cut
+// off at once (a switchover, then the cut) has reached no replica as a
+// primary, and must still be known to be in a network that allows its
+// contacts. It costs one connection in the agent's first second, or one
+// a second while the API server cannot be reached.
+func (f *fencer) learnContact(ctx context.Context) {
+	if f.apiServer != "" && f.dial(ctx, f.apiServer) == nil {
+		f.everReached = true
+	}
 }
 
 // reachedAny says whether one of the primary's contacts answered: the

@@ -108,6 +108,32 @@ func TestFencer(t *testing.T) {
 	r := testFencer(t, repl, func() error { t.Error("the replica was fenced"); return nil })
 	r.lastContact = t0
 	r.check(ctx, t0.Add(time.Minute))
+	// A replica's agent learns its contacts are allowed from the API
+	// server; made primary and cut off at once, before it reached any of
+	// its replicas as a primary (a switchover, then the cut), it fences.
+	api = listen(t)
+	promoted := 0
+	late := testFencer(t, repl, func() error { promoted++; return nil })
+	late.apiServer, late.peerPort = api.Addr().String(), closedPort(t)
+	late.check(ctx, t0)
+	if !late.everReached {
+		t.Fatal("a replica's agent did not learn its contacts from the API server")
+	}
+	_ = api.Close()
+	if err := replica.StopReplica(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.ResetReplica(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.Promote(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	late.check(ctx, t0.Add(time.Second))
+	late.check(ctx, t0.Add(5*time.Second))
+	if promoted != 1 {
+		t.Fatalf("a replica made primary and cut off at once: %d crashes after the grace, want 1", promoted)
+	}
 }
 
 // testFencer is a fencer of in on the agent's account, with a grace of 3s
