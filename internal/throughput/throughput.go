@@ -68,18 +68,8 @@ func Spec(replicas int32) databasev1.MySQLSpec {
 // through its primary Service.
 func Run(ctx context.Context, o Options) ([]Variant, error) {
 	var out []Variant
-	for _, noIOUring := range []bool{false, true} {
-		name := "bare server, loopback"
-		if noIOUring {
-			name += ", no io_uring (libaio, as in a pod)"
-		}
-		fmt.Fprintf(o.Progress, "==> the %s, with the operator's my.cnf\n", name)
-		b, err := startBare(ctx, Spec(1), filepath.Join(o.Dir, fmt.Sprintf("bare-%v", noIOUring)), noIOUring)
-		if err != nil {
-			return nil, err
-		}
-		v, err := measure(ctx, o, name, b.target)
-		b.stop()
+	for i, b := range bareSetups() {
+		v, err := measureBare(ctx, o, b, filepath.Join(o.Dir, fmt.Sprintf("bare-%d", i)))
 		if err != nil {
 			return nil, err
 		}
@@ -96,6 +86,46 @@ func Run(ctx context.Context, o Options) ([]Variant, error) {
 	}
 	more, err := measureCluster(ctx, o, c)
 	return append(out, more...), err
+}
+
+// bareSetup is a way the bare server runs.
+type bareSetup struct {
+	name string
+	// noIOUring: as under the runtime's default seccomp profile.
+	noIOUring bool
+	// cgroup: in a cgroup of its own with the container's memory limit.
+	cgroup bool
+}
+
+// bareSetups are the bare server as it is, without io_uring, and also in
+// a container's cgroup: the steps from the bare server towards a pod.
+func bareSetups() []bareSetup {
+	return []bareSetup{
+		{name: "bare server, loopback"},
+		{name: "bare server, loopback, no io_uring (libaio, as in a pod)", noIOUring: true},
+		{name: "bare server, loopback, no io_uring, in a cgroup with the container's memory limit", noIOUring: true, cgroup: true},
+	}
+}
+
+// measureBare starts the bare server of s under dir and measures it.
+func measureBare(ctx context.Context, o Options, s bareSetup, dir string) (Variant, error) {
+	fmt.Fprintf(o.Progress, "==> the %s, with the operator's my.cnf\n", s.name)
+	spec := Spec(1)
+	b, err := startBare(ctx, spec, dir, s.noIOUring)
+	if err != nil {
+		return Variant{}, err
+	}
+	g := &podCgroup{}
+	if s.cgroup {
+		if g, err = joinPodCgroup(b.cmd.Process.Pid, spec.Resources.Limits.Memory().Value()); err != nil {
+			b.stop()
+			return Variant{}, err
+		}
+	}
+	v, err := measure(ctx, o, s.name, b.target)
+	b.stop()
+	g.remove() // empty now
+	return v, err
 }
 
 // setup is a MySQL measured, and the ways sysbench reaches it.
