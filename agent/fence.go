@@ -22,9 +22,9 @@ import (
 // connected to it nor the Kubernetes API server answered a connection, the
 // agent crashes the server (Crash). Its supervisor (RunServer) starts it
 // again at once, read-only (the operator's my.cnf), its crash recovery
-// rolling back the transactions no replica acknowledged (RecoveryArgs), and the operator decides: it
-// rejoins as a replica after a failover, or is made writable again when
-// none happened. Only a primary that reached nothing fences itself: one
+// rolling back the transactions no replica acknowledged (RecoveryArgs),
+// and the operator decides: it rejoins as a replica after a failover, or
+// is made writable again when none happened. Only a primary that reached nothing fences itself: one
 // whose replicas are all restarting still reaches the API server, an API
 // server that is down leaves the replicas reachable, and an agent that
 // never reached any of them (a NetworkPolicy forbidding it) never fences.

@@ -2,7 +2,8 @@
 // agent): `agent install DEST` copies it into a volume shared with
 // the database's containers, `agent init` prepares the data directory,
 // `agent run-server -- SERVER ARGS` swaps in a prepared seed and runs
-// the server (again in place after a crash the agent asked for), `agent serve` answers the kubelet's probes and seeds, and
+// the server (again in place after a crash the agent asked for), `agent
+// serve` answers the kubelet's probes and seeds, and
 // `agent verify --backup NAME` restores a backup in a scratch pod to prove
 // it restorable, and `agent login [--user U] [-- CLIENT ARGS]` becomes the
 // command-line client, the password read from its standard input (what
