@@ -57,11 +57,12 @@ func RunServer(c Config, argv []string) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
-	return supervise(c, path, append(argv[1:], RecoveryArgs(path)...), sigs)
+	return supervise(c, path, append(argv, RecoveryArgs(path)...), sigs)
 }
 
-// supervise runs path with args until it ends for good, passing on sigs.
-func supervise(c Config, path string, args []string, sigs <-chan os.Signal) error {
+// supervise runs path with argv (argv[0] its name, as the server's own
+// messages give it) until it ends for good, passing on sigs.
+func supervise(c Config, path string, argv []string, sigs <-chan os.Signal) error {
 	var restarts []time.Time
 	for {
 		if err := (&seeder{c: c}).swapIn(); err != nil {
@@ -70,7 +71,7 @@ func supervise(c Config, path string, args []string, sigs <-chan os.Signal) erro
 		if err := os.Remove(c.crashMarker()); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		ws, stopping, err := runOnce(path, args, sigs)
+		ws, stopping, err := runOnce(path, argv, sigs)
 		if err != nil {
 			return err
 		}
@@ -87,9 +88,8 @@ func supervise(c Config, path string, args []string, sigs <-chan os.Signal) erro
 
 // runOnce starts the server and waits for its end, passing on sigs;
 // stopping says a signal asked it to stop for good.
-func runOnce(path string, args []string, sigs <-chan os.Signal) (syscall.WaitStatus, bool, error) {
-	cmd := exec.Command(path, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
+func runOnce(path string, argv []string, sigs <-chan os.Signal) (syscall.WaitStatus, bool, error) {
+	cmd := &exec.Cmd{Path: path, Args: argv, Stdout: os.Stdout, Stderr: os.Stderr}
 	if err := cmd.Start(); err != nil {
 		return 0, false, fmt.Errorf("start %s: %w", path, err)
 	}

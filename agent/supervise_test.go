@@ -64,9 +64,10 @@ func superviseFake(t *testing.T, script string) *fakeServer {
 	dir := t.TempDir()
 	f := &fakeServer{c: Config{PidFile: filepath.Join(dir, "mysqld.pid"), DataDir: filepath.Join(dir, "data")},
 		starts: filepath.Join(dir, "starts"), sigs: make(chan os.Signal, 1), done: make(chan error, 1)}
-	sh := `echo $$ > "$1"; echo x >> "$2"; cd "$3"; ` + script
+	// The server's own name, argv[0], is its messages' prefix: kept.
+	sh := `echo $$ > "$1"; echo x >> "$2"; cd "$3"; tr '\0' '\n' < /proc/$$/cmdline | head -n 1 > argv0; ` + script
 	go func() {
-		f.done <- supervise(f.c, "/bin/sh", []string{"-c", sh, "sh", f.c.PidFile, f.starts, dir}, f.sigs)
+		f.done <- supervise(f.c, "/bin/sh", []string{"fake-server", "-c", sh, "sh", f.c.PidFile, f.starts, dir}, f.sigs)
 	}()
 	t.Cleanup(func() {
 		select {
@@ -158,6 +159,9 @@ func TestSupervise(t *testing.T) {
 		}
 		if n := f.startCount(); n != 1 {
 			t.Errorf("started %d times, want 1", n)
+		}
+		if name, err := os.ReadFile(filepath.Join(filepath.Dir(f.starts), "argv0")); err != nil || string(name) != "fake-server\n" {
+			t.Errorf("the server ran as %q (%v), want its argv[0] fake-server", name, err)
 		}
 	})
 }
