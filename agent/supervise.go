@@ -21,9 +21,9 @@ import (
 // server's status, for the kubelet to restart and report as before
 // (the last log lines in the termination message).
 
-// inPlaceBudget bounds the restarts in place: at most inPlaceMax within
-// inPlaceWindow; past that, the container ends and the kubelet's back-off
-// applies, as to any crash loop.
+// inPlaceMax and inPlaceWindow bound the restarts in place: at most
+// inPlaceMax within inPlaceWindow; past that, the container ends and the
+// kubelet's back-off applies, as to any crash loop.
 const (
 	inPlaceMax    = 5
 	inPlaceWindow = 10 * time.Minute

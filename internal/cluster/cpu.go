@@ -77,18 +77,11 @@ func (c CPU) String() string {
 // processCPU reads the user and system time of the process pid ("self"
 // for this one) from /proc.
 func processCPU(pid string) (time.Duration, error) {
-	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	f, err := statFields(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The command name, in parentheses, may hold spaces: the fields
-	// counted by proc(5) resume after its closing parenthesis, with the
-	// state (field 3); utime and stime are fields 14 and 15.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%s/stat: no command name", pid)
-	}
-	f := strings.Fields(string(data[i+1:]))
+	// utime and stime are fields 14 and 15.
 	if len(f) < 13 {
 		return 0, fmt.Errorf("/proc/%s/stat: %d fields", pid, len(f)+2)
 	}
@@ -131,4 +124,20 @@ func ProcessesCPU(names ...string) CPU {
 		}
 	}
 	return cpu
+}
+
+// statFields reads /proc/pid/stat and returns its fields from the state
+// (field 3) on: the command name before them, in parentheses, may hold
+// spaces, so the fields counted by proc(5) resume after its closing
+// parenthesis.
+func statFields(pid string) ([]string, error) {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%s/stat: no command name", pid)
+	}
+	return strings.Fields(string(data[i+1:])), nil
 }

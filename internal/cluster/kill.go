@@ -94,28 +94,22 @@ func (c *Cluster) ProcessStarts(pod *corev1.Pod, container string) (map[int]time
 	}
 	starts := make(map[int]time.Time, len(pids))
 	for _, pid := range pids {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		f, err := statFields(strconv.Itoa(pid))
 		if err != nil {
 			continue // ended since the cgroup was read
 		}
-		// Field 22, starttime in clock ticks after boot, follows the
-		// command's parenthesised name, which may hold spaces.
-		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		// starttime, field 22, in clock ticks after boot.
 		if len(f) < 20 {
-			return nil, fmt.Errorf("/proc/%d/stat: %q", pid, data)
+			return nil, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
 		}
 		ticks, err := strconv.ParseInt(f[19], 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("/proc/%d/stat starttime: %w", pid, err)
 		}
-		starts[pid] = boot.Add(time.Duration(ticks) * time.Second / clockTicks)
+		starts[pid] = boot.Add(time.Duration(ticks) * time.Second / userHZ)
 	}
 	return starts, nil
 }
-
-// clockTicks is the kernel's USER_HZ, the unit of /proc's times: 100 on
-// every Linux architecture Go runs on.
-const clockTicks = 100
 
 // bootTime is when the machine booted, /proc/stat's btime.
 func bootTime() (time.Time, error) {
