@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/klauspost/readahead"
 	"golang.org/x/time/rate"
 
 	"github.com/example/mysql-operator/backup"
@@ -126,19 +125,8 @@ func (c Config) streamBackup(ctx context.Context, store *objstore.Store, e dbop.
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+	ahead, err := startReadAhead(cmd)
 	if err != nil {
-		return backup.File{}, "", "", err
-	}
-	// The stream is read ahead of the upload, so that the backup program
-	// does not wait for a part to be sent while it blocks the server's
-	// commits (BACKUP STAGE BLOCK_COMMIT) at its end.
-	ahead, err := readahead.NewReaderSize(stdout, readAheadBuffers, readAheadSize)
-	if err != nil {
-		return backup.File{}, "", "", err
-	}
-	if err := cmd.Start(); err != nil {
-		ahead.Close() // a failed start closes stdout: its reader has ended
 		return backup.File{}, "", "", fmt.Errorf("start %s: %w", t.backup, err)
 	}
 	file, upErr := upload(ctx, store, backup.DataKey(name), limited(ctx, counting(ahead, progress), limit))
@@ -171,15 +159,6 @@ func upload(ctx context.Context, store *objstore.Store, name string, r io.Reader
 	}
 	return backup.File{Name: name, Size: stored.n, SHA256: hex.EncodeToString(sum.Sum(nil))}, nil
 }
-
-// The read-ahead of a backup's stream: 16 buffers of 1 MiB, more than the
-// backup program writes while it blocks commits (the log tables, the
-// redo log written meanwhile, the Aria log's tail) on a server that is
-// not rewriting gigabytes a second.
-const (
-	readAheadBuffers = 16
-	readAheadSize    = 1 << 20
-)
 
 // errUploadEnded stops a compressor whose upload ended.
 var errUploadEnded = errors.New("the upload ended")
