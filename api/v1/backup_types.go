@@ -50,7 +50,7 @@ type BackupPolicy struct {
 	// source is the instance a backup is taken on: a ready replica (the
 	// default), so that the primary is never loaded, or the primary. On the
 	// primary (and in a MySQL of one instance) commits wait while the backup
-	// program ends, up to about a second under a heavy writer.
+	// program ends, about 0.1 s under a heavy writer.
 	// +kubebuilder:default=Replica
 	// +optional
 	Source BackupSource `json:"source,omitempty"`
