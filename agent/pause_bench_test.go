@@ -15,7 +15,7 @@ import (
 // holds BACKUP STAGE BLOCK_COMMIT at its end while its redo log copier
 // catches up, and no commit ends in that time. Two writers: one as fast
 // as it can, one at 10 commits a second (a quiet primary).
-// `go test ./agent -run '^$' -bench BackupPause -benchtime 1x -count 3`.
+// `go test ./agent -run '^$' -bench BackupPause -benchtime 1x -count 5` (docs/backup.md).
 func BenchmarkBackupPause(b *testing.B) {
 	in := startInstance(b, "pause", "sync_binlog=1", "innodb_flush_log_at_trx_commit=1",
 		"innodb_buffer_pool_size=128M", "innodb_log_file_size=128M")
