@@ -36,30 +36,23 @@ func (s *seeder) backup(w http.ResponseWriter, r *http.Request) {
 	}
 	defer os.RemoveAll(work)
 	args := t.backupArgs(opts, work, "")
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	ahead, err := startReadAhead(cmd)
-	if err != nil {
+	started := false
+	err = runBackupProgram(r.Context(), args, func(stream io.Reader) error {
+		started = true
+		w.Header().Set("Trailer", trailerBackup)
+		w.Header().Set("Content-Type", "application/octet-stream")
+		if _, err := io.Copy(w, stream); err != nil {
+			return fmt.Errorf("sending the stream: %w", err)
+		}
+		return nil
+	})
+	if !started {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Trailer", trailerBackup)
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, copyErr := io.Copy(w, ahead)
-	if copyErr != nil {
-		cancel() // stop the backup program: nobody takes its stream
-	}
-	waitErr := cmd.Wait()
-	ahead.Close() // its reader has ended with the program's stdout
 	result := "ok"
-	switch {
-	case copyErr != nil:
-		result = fmt.Sprintf("sending the stream: %v", copyErr)
-	case waitErr != nil:
-		result = fmt.Sprintf("mariadb-backup: %v: %s", waitErr, tail([]byte(stderr.String())))
+	if err != nil {
+		result = err.Error()
 	}
 	w.Header().Set(trailerBackup, strings.ReplaceAll(result, "\n", " "))
 }
@@ -73,24 +66,43 @@ const (
 	readAheadSize    = 1 << 20
 )
 
-// startReadAhead starts cmd with its stdout read ahead, so that a backup
-// program never waits for a slow reader (a part being uploaded, a seeded
-// replica unpacking) while it holds BACKUP STAGE BLOCK_COMMIT at its end.
-// Close the reader after cmd.Wait.
-func startReadAhead(cmd *exec.Cmd) (io.ReadCloser, error) {
+// runBackupProgram runs the backup program of args and hands its stdout to
+// consume, read ahead so that the program never waits for a slow reader (a
+// part being uploaded, a seeded replica unpacking) while it holds BACKUP
+// STAGE BLOCK_COMMIT at its end. An error of consume stops the program and
+// is returned as it is; a program that fails is reported with the end of
+// what it wrote to stderr.
+func runBackupProgram(ctx context.Context, args []string, consume func(io.Reader) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ahead, err := readahead.NewReaderSize(stdout, readAheadBuffers, readAheadSize)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := cmd.Start(); err != nil {
 		ahead.Close() // a failed start closes stdout: its reader has ended
-		return nil, err
+		return fmt.Errorf("start %s: %w", args[0], err)
 	}
-	return ahead, nil
+	consumeErr := consume(ahead)
+	if consumeErr != nil {
+		cancel() // stop the backup program: nobody takes its stream
+	}
+	waitErr := cmd.Wait()
+	ahead.Close() // its reader has ended with the program's stdout
+	switch {
+	case consumeErr != nil:
+		return consumeErr
+	case waitErr != nil:
+		return fmt.Errorf("%s: %w: %s", args[0], waitErr, tail([]byte(stderr.String())))
+	}
+	return nil
 }
 
 // optionFile writes a private option file for a backup program whose

@@ -120,26 +120,14 @@ func (c Config) streamBackup(ctx context.Context, store *objstore.Store, e dbop.
 	defer os.Remove(opts)
 	lsn := filepath.Join(work, "lsn")
 	args := t.backupArgs(opts, filepath.Join(work, "tmp"), lsn)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	ahead, err := startReadAhead(cmd)
+	var file backup.File
+	err = runBackupProgram(ctx, args, func(stream io.Reader) error {
+		var err error
+		file, err = upload(ctx, store, backup.DataKey(name), limited(ctx, counting(stream, progress), limit))
+		return err
+	})
 	if err != nil {
-		return backup.File{}, "", "", fmt.Errorf("start %s: %w", t.backup, err)
-	}
-	file, upErr := upload(ctx, store, backup.DataKey(name), limited(ctx, counting(ahead, progress), limit))
-	if upErr != nil {
-		cancel() // stop the backup program: nobody reads its stream
-	}
-	waitErr := cmd.Wait()
-	ahead.Close() // its reader has ended with the program's stdout
-	switch {
-	case upErr != nil:
-		return backup.File{}, "", "", upErr
-	case waitErr != nil:
-		return backup.File{}, "", "", fmt.Errorf("%s: %w: %s", t.backup, waitErr, tail([]byte(stderr.String())))
+		return backup.File{}, "", "", err
 	}
 	gtid, err := readBackupGTID(filepath.Join(lsn, "xtrabackup_info"))
 	return file, gtid, toolVersion(t.backup), err
