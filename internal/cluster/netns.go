@@ -71,6 +71,10 @@ func (n *nodeNet) setUp() error {
 		{"ip", "-n", n.Netns, "link", "set", "eth0", "up"},
 		{"ip", "-n", n.Netns, "link", "set", "lo", "up"},
 		{"ip", "netns", "exec", n.Netns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"},
+		// A client on the node reaches Service ClusterIPs: the route is
+		// looked up before kube-proxy's rules rewrite the address to a
+		// pod's (a real node has a default route).
+		{"ip", "-n", n.Netns, "route", "add", n.ServiceCIDR(), "via", n.HostIP()},
 		{"ip", "route", "add", n.PodCIDR(), "via", n.NodeIP()},
 		{"ip", "route", "add", n.ServiceCIDR(), "via", n.NodeIP()},
 	}
@@ -95,7 +99,22 @@ func (n *nodeNet) delete() {
 // cgroup hierarchies, where the kubelet's volume mounts would be invisible
 // to containerd's.
 func (n *nodeNet) command(binary string, args ...string) (string, []string) {
-	return "nsenter", append([]string{"--net=/run/netns/" + n.Netns, "--", binary}, args...)
+	return "nsenter", append([]string{"--net=" + n.path(), "--", binary}, args...)
+}
+
+// path is the namespace's file.
+func (n *nodeNet) path() string { return "/run/netns/" + n.Netns }
+
+// NodeNetworkNamespace is the path of the real node's network namespace:
+// a command run in it (nsenter --net=PATH) is a client on the node, as
+// a process of the host's network is on a node of a real cluster, and
+// reaches Services and pods without the veth that joins the node to this
+// machine. Empty without a real node.
+func (c *Cluster) NodeNetworkNamespace() string {
+	if c.net == nil {
+		return ""
+	}
+	return c.net.path()
 }
 
 // run runs a command and returns its output in the error when it fails.

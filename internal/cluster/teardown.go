@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,11 +94,15 @@ func cgroupHierarchies() []string {
 
 // makeCgroup makes the cgroup root of the kubelet in every hierarchy; a
 // new cpuset cgroup gets its parent's CPUs and memory nodes, without which
-// no process may join it.
+// no process may join it. The root weighs what the kubelet gives its
+// kubepods cgroup (see nodeCPUWeight).
 func makeCgroup(root string) error {
 	for _, h := range cgroupHierarchies() {
 		dir := filepath.Join(h, root)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := nodeCPUWeight(dir); err != nil {
 			return err
 		}
 		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
@@ -110,6 +115,26 @@ func makeCgroup(root string) error {
 	}
 	return nil
 }
+
+// nodeCPUWeight gives the cgroup root dir the CPU weight of the node's
+// allocatable CPUs, as the kubelet gives its kubepods cgroup: on a real
+// node kubepods sits at the top of the hierarchy beside the system's
+// processes, here under this root, which would otherwise weigh as much as
+// one process (cgroup v1's cpu.shares, or v2's cpu.weight).
+func nodeCPUWeight(dir string) error {
+	shares := int64(runtime.NumCPU()) * 1024
+	if _, err := os.Stat(filepath.Join(dir, "cpu.shares")); err == nil {
+		return os.WriteFile(filepath.Join(dir, "cpu.shares"), []byte(strconv.FormatInt(shares, 10)), 0o644)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cpu.weight")); err == nil {
+		return os.WriteFile(filepath.Join(dir, "cpu.weight"), []byte(strconv.FormatInt(CPUWeight(shares), 10)), 0o644)
+	}
+	return nil
+}
+
+// CPUWeight is cgroup v2's cpu.weight for cgroup v1's cpu.shares, by the
+// kubelet's conversion.
+func CPUWeight(shares int64) int64 { return 1 + (shares-2)*9999/262142 }
 
 // killCgroup kills every process in root's subtree, in every hierarchy.
 func killCgroup(root string) {

@@ -5,41 +5,94 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	databasev1 "github.com/example/mysql-operator/api/v1"
+	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/internal/cluster"
 )
 
-// cgroupName is the cgroup the bare server is moved into, in each
-// hierarchy.
+// cgroupName is the top of the cgroups the bare server is moved into, in
+// each hierarchy.
 const cgroupName = "mysql-operator-throughput"
 
-// v1Controllers are the cgroup v1 hierarchies the kubelet puts a pod's
-// container in and that account or limit a server: CPU time and weight,
-// memory (with the container's limit), processes and block I/O.
-var v1Controllers = []string{"cpu", "cpuacct", "memory", "pids", "blkio"}
+// cgroupLevel is one cgroup of a chain, under its parent: its CPU weight
+// as cgroup v1's shares (0: the default) and its memory limit (0: none).
+type cgroupLevel struct {
+	name   string
+	shares int64
+	memory int64
+}
 
-// podCgroup is a cgroup made for the bare server as the kubelet makes one
-// for a pod's container, without the pod: its memory limit, and the
-// controllers that account for it. It shows what a container's cgroup
-// costs a server by itself, with no network namespace, seccomp profile or
-// other process of a pod.
+// kubeletChain is the chain the kubelet makes for the server's container
+// of a 1-instance MySQL of spec, the only pod of its node, by the
+// kubelet's rules: kubepods weighs the node's CPUs; a Burstable pod's
+// QoS cgroup and the pod's weigh its CPU requests, the container's its
+// own (at least 2 shares); the pod's memory limit is its containers', the
+// container's its own. The containers are the builder's.
+func kubeletChain(spec databasev1.MySQLSpec) []cgroupLevel {
+	m := &databasev1.MySQL{Spec: spec}
+	var podMilli, podMemory, serverMilli, serverMemory int64
+	for _, c := range children.StatefulSet(m, children.Agent{}).Spec.Template.Spec.Containers {
+		var req, lim corev1.ResourceList
+		if c.Resources != nil && c.Resources.Requests != nil {
+			req = *c.Resources.Requests
+		}
+		if c.Resources != nil && c.Resources.Limits != nil {
+			lim = *c.Resources.Limits
+		}
+		podMilli += req.Cpu().MilliValue()
+		podMemory += lim.Memory().Value()
+		if *c.Name == children.ServerContainerName {
+			serverMilli, serverMemory = req.Cpu().MilliValue(), lim.Memory().Value()
+		}
+	}
+	return []cgroupLevel{
+		{name: cgroupName, shares: int64(runtime.NumCPU()) * 1024},
+		{name: "burstable", shares: milliToShares(podMilli)},
+		{name: "pod", shares: milliToShares(podMilli), memory: podMemory},
+		{name: "server", shares: milliToShares(serverMilli), memory: serverMemory},
+	}
+}
+
+// milliToShares is the kubelet's cgroup v1 CPU weight for a CPU request.
+func milliToShares(milli int64) int64 { return max(2, milli*1024/1000) }
+
+// Controllers a bare server's cgroups take part in: all the kubelet's, or
+// all but CPU (time and weight).
+var (
+	allControllers   = []string{"cpu", "cpuacct", "memory", "pids", "blkio"}
+	noCPUControllers = []string{"memory", "pids", "blkio"}
+)
+
+// v2Controllers are cgroup v2's names for v1's controllers; cpuacct is
+// part of v2's cpu.
+var v2Controllers = map[string]string{"cpu": "cpu", "memory": "memory", "pids": "pids", "blkio": "io"}
+
+// podCgroup is a chain of cgroups made for the bare server, in every
+// hierarchy, deepest last.
 type podCgroup struct{ dirs []string }
 
-// joinPodCgroup makes the cgroup with memory limit limit and moves pid
-// into it: cgroup v1's hierarchies, or v2's one tree.
-func joinPodCgroup(pid int, limit int64) (*podCgroup, error) {
+// joinPodCgroup makes the chain in v1's hierarchies of controllers (or,
+// with v2, under controllers handed down its one tree) and moves pid into
+// its last cgroup.
+func joinPodCgroup(pid int, chain []cgroupLevel, controllers []string) (*podCgroup, error) {
 	g := &podCgroup{}
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
-		// v2: the root hands its controllers down first.
-		_ = os.WriteFile("/sys/fs/cgroup/cgroup.subtree_control", []byte("+cpu +memory +pids +io"), 0o644)
-		dir := filepath.Join("/sys/fs/cgroup", cgroupName)
-		return g, g.join(dir, pid, "memory.max", limit)
-	}
-	for _, c := range v1Controllers {
-		limitFile := ""
-		if c == "memory" {
-			limitFile = "memory.limit_in_bytes"
+		var enable []string
+		for _, c := range controllers {
+			if v2, ok := v2Controllers[c]; ok {
+				enable = append(enable, "+"+v2)
+			}
 		}
-		if err := g.join(filepath.Join("/sys/fs/cgroup", c, cgroupName), pid, limitFile, limit); err != nil {
+		return g, g.join("/sys/fs/cgroup", "", strings.Join(enable, " "), chain, pid)
+	}
+	for _, c := range controllers {
+		if err := g.join(filepath.Join("/sys/fs/cgroup", c), c, "", chain, pid); err != nil {
 			g.remove()
 			return nil, err
 		}
@@ -47,16 +100,24 @@ func joinPodCgroup(pid int, limit int64) (*podCgroup, error) {
 	return g, nil
 }
 
-// join makes dir, writes limit into its file limitFile if any, and moves
-// pid into it.
-func (g *podCgroup) join(dir string, pid int, limitFile string, limit int64) error {
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("make cgroup %s: %w", dir, err)
-	}
-	g.dirs = append(g.dirs, dir)
-	if limitFile != "" {
-		if err := os.WriteFile(filepath.Join(dir, limitFile), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
-			return fmt.Errorf("limit cgroup %s: %w", dir, err)
+// join makes the chain under the hierarchy root of v1's controller c
+// (empty: v2, each parent handing down enable), writes its weights and
+// limits, and moves pid into its last cgroup.
+func (g *podCgroup) join(root, c, enable string, chain []cgroupLevel, pid int) error {
+	dir := root
+	for _, l := range chain {
+		if c == "" {
+			_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(enable), 0o644)
+		}
+		dir = filepath.Join(dir, l.name)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("make cgroup %s: %w", dir, err)
+		}
+		g.dirs = append(g.dirs, dir)
+		for file, v := range l.files(c) {
+			if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.FormatInt(v, 10)), 0o644); err != nil {
+				return fmt.Errorf("set %s of cgroup %s: %w", file, dir, err)
+			}
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
@@ -65,9 +126,27 @@ func (g *podCgroup) join(dir string, pid int, limitFile string, limit int64) err
 	return nil
 }
 
-// remove removes the cgroup, whose process has ended.
+// files are the level's settings in v1's controller c (empty: v2): the
+// kubelet's weight and limit files.
+func (l cgroupLevel) files(c string) map[string]int64 {
+	out := map[string]int64{}
+	switch {
+	case c == "cpu" && l.shares > 0:
+		out["cpu.shares"] = l.shares
+	case c == "memory" && l.memory > 0:
+		out["memory.limit_in_bytes"] = l.memory
+	case c == "" && l.shares > 0:
+		out["cpu.weight"] = cluster.CPUWeight(l.shares)
+	}
+	if c == "" && l.memory > 0 {
+		out["memory.max"] = l.memory
+	}
+	return out
+}
+
+// remove removes the chain, deepest first, whose process has ended.
 func (g *podCgroup) remove() {
-	for _, d := range g.dirs {
-		_ = os.Remove(d)
+	for i := len(g.dirs) - 1; i >= 0; i-- {
+		_ = os.Remove(g.dirs[i])
 	}
 }

@@ -44,9 +44,9 @@ type target struct {
 	host     string
 	port     int
 	password string
-	// netns, when set, is the network namespace sysbench runs in (its
-	// host then the namespace's loopback); tables are prepared through
-	// prepareHost.
+	// netns, when set, is the network namespace sysbench runs in (a
+	// pod's, host then its loopback, or the node's); tables are prepared
+	// from this machine through prepareHost.
 	netns       string
 	prepareHost string
 }

@@ -93,17 +93,23 @@ type bareSetup struct {
 	name string
 	// noIOUring: as under the runtime's default seccomp profile.
 	noIOUring bool
-	// cgroup: in a cgroup of its own with the container's memory limit.
-	cgroup bool
+	// controllers, when set, are the cgroup controllers in which the
+	// server is moved into the kubelet's cgroups for the container.
+	controllers []string
 }
 
-// bareSetups are the bare server as it is, without io_uring, and also in
-// a container's cgroup: the steps from the bare server towards a pod.
+// bareSetups are the bare server as it is, without io_uring, and in the
+// cgroups the kubelet makes for the container, first without the CPU
+// controller (memory with the container's limit, processes, block I/O),
+// then with it: the steps from the bare server towards a pod.
 func bareSetups() []bareSetup {
 	return []bareSetup{
 		{name: "bare server, loopback"},
 		{name: "bare server, loopback, no io_uring (libaio, as in a pod)", noIOUring: true},
-		{name: "bare server, loopback, no io_uring, in a cgroup with the container's memory limit", noIOUring: true, cgroup: true},
+		{name: "bare server, loopback, no io_uring, in the kubelet's memory, pids and blkio cgroups for the container",
+			noIOUring: true, controllers: noCPUControllers},
+		{name: "bare server, loopback, no io_uring, in the kubelet's cgroups for the container (with cpu)",
+			noIOUring: true, controllers: allControllers},
 	}
 }
 
@@ -116,8 +122,8 @@ func measureBare(ctx context.Context, o Options, s bareSetup, dir string) (Varia
 		return Variant{}, err
 	}
 	g := &podCgroup{}
-	if s.cgroup {
-		if g, err = joinPodCgroup(b.cmd.Process.Pid, spec.Resources.Limits.Memory().Value()); err != nil {
+	if s.controllers != nil {
+		if g, err = joinPodCgroup(b.cmd.Process.Pid, kubeletChain(spec), s.controllers); err != nil {
 			b.stop()
 			return Variant{}, err
 		}
@@ -136,12 +142,15 @@ type setup struct {
 	via  []string
 }
 
-// The ways sysbench reaches a MySQL: its primary Service, its pod's
+// The ways sysbench reaches a MySQL: its primary Service from this
+// machine (through the veth that joins the node to it) or from the node's
+// network namespace (as a client on a node of a real cluster), its pod's
 // address, or its pod's loopback from within the pod's network namespace.
 const (
-	viaService  = "primary Service"
-	viaPod      = "pod address"
-	viaLoopback = "loopback in the pod's network namespace"
+	viaService     = "primary Service"
+	viaNodeService = "primary Service from the node"
+	viaPod         = "pod address"
+	viaLoopback    = "loopback in the pod's network namespace"
 )
 
 // setups are the MySQLs measured, one at a time: one instance with the
@@ -157,10 +166,10 @@ func setups() []setup {
 	cpu := Spec(1)
 	cpu.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
 	return []setup{
-		{name: "db1", what: "1 instance", spec: Spec(1), via: []string{viaService, viaPod, viaLoopback}},
+		{name: "db1", what: "1 instance", spec: Spec(1), via: []string{viaService, viaNodeService, viaPod, viaLoopback}},
 		{name: "db1nolimit", what: "1 instance, no memory limit", spec: unlimited, via: []string{viaService}},
-		{name: "db1cpu", what: "1 instance, 1 CPU requested", spec: cpu, via: []string{viaService, viaLoopback}},
-		{name: "db3", what: "3 instances", spec: Spec(3), via: []string{viaService}},
+		{name: "db1cpu", what: "1 instance, 1 CPU requested", spec: cpu, via: []string{viaService, viaNodeService, viaLoopback}},
+		{name: "db3", what: "3 instances", spec: Spec(3), via: []string{viaService, viaNodeService}},
 	}
 }
 
@@ -270,6 +279,8 @@ func targetOf(ctx context.Context, c *cluster.Cluster, m *databasev1.MySQL, via 
 	}
 	t := target{host: svc.Spec.ClusterIP, port: children.MySQLPort, password: string(secret.Data[key])}
 	switch via {
+	case viaNodeService:
+		t.netns, t.prepareHost = c.NodeNetworkNamespace(), t.host
 	case viaPod:
 		t.host = pod.Status.PodIP
 	case viaLoopback:

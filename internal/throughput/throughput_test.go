@@ -1,6 +1,8 @@
 package throughput
 
 import (
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +61,28 @@ func TestRelocate(t *testing.T) {
 	if _, err := relocate(cnf+"secure_file_priv = /var/lib/mysql-files\n!include /var/run/mysqld/../x\n"+
 		"general_log_file = "+children.TLSMountPath+"/../log\n", "/tmp/x", 1); err != nil {
 		t.Errorf("paths under the pod's directories refused: %v", err)
+	}
+}
+
+// TestKubeletChain weighs and limits the bare server's cgroups as the
+// kubelet does the server container of the MySQL measured: the node's
+// CPUs at the top, the pod's 10m (the agent's request), the server's
+// minimum of 2 shares, the pod's memory limit its two containers'.
+func TestKubeletChain(t *testing.T) {
+	got := kubeletChain(Spec(1))
+	want := []cgroupLevel{
+		{name: cgroupName, shares: int64(runtime.NumCPU()) * 1024},
+		{name: "burstable", shares: 10},
+		{name: "pod", shares: 10, memory: 1536 << 20},
+		{name: "server", shares: 2, memory: 1 << 30},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("kubeletChain = %+v, want %+v", got, want)
+	}
+	if f := want[3].files("cpu"); f["cpu.shares"] != 2 || len(f) != 1 {
+		t.Errorf("the server's cpu files = %v", f)
+	}
+	if f := want[3].files(""); f["cpu.weight"] != 1 || f["memory.max"] != 1<<30 {
+		t.Errorf("the server's cgroup v2 files = %v", f)
 	}
 }
