@@ -140,7 +140,9 @@ type MySQLSpec struct {
 	// +optional
 	VolumeDeletionPolicy VolumeDeletionPolicy `json:"volumeDeletionPolicy,omitempty"`
 
-	// resources are the compute resources of the mysqld container.
+	// resources are the compute resources of the mysqld container. A memory limit (else
+	// request) sizes the buffer pool and max_connections unless config sets them. Request
+	// CPU: without a request the container gets the least CPU weight of a busy node.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 

@@ -4,7 +4,7 @@
 // then on a 1-instance and a 3-instance MySQL of the local cluster's real
 // node; it writes the report into docs/throughput.md between the markers.
 // It needs root, `make node prometheus s3 control-plane` and sysbench
-// (`make deps`); it takes about 8 minutes with the default 60 s runs.
+// (`make deps`); it takes about 15 minutes with the default 60 s runs.
 package main
 
 import (

@@ -150,3 +150,21 @@ func (g *podCgroup) remove() {
 		_ = os.Remove(g.dirs[i])
 	}
 }
+
+// leaveCgroups moves pid back into the root cgroup of v1's controllers,
+// or of v2's tree, so that the chain it was in can be removed.
+func leaveCgroups(pid int, controllers []string) error {
+	roots := []string{"/sys/fs/cgroup"}
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
+		roots = roots[:0]
+		for _, c := range controllers {
+			roots = append(roots, filepath.Join("/sys/fs/cgroup", c))
+		}
+	}
+	for _, r := range roots {
+		if err := os.WriteFile(filepath.Join(r, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			return fmt.Errorf("move %d back into cgroup %s: %w", pid, r, err)
+		}
+	}
+	return nil
+}
