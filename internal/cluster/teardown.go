@@ -122,7 +122,7 @@ func makeCgroup(root string) error {
 // processes, here under this root, which would otherwise weigh as much as
 // one process (cgroup v1's cpu.shares, or v2's cpu.weight).
 func nodeCPUWeight(dir string) error {
-	shares := int64(runtime.NumCPU()) * 1024
+	shares := NodeCPUShares()
 	if _, err := os.Stat(filepath.Join(dir, "cpu.shares")); err == nil {
 		return os.WriteFile(filepath.Join(dir, "cpu.shares"), []byte(strconv.FormatInt(shares, 10)), 0o644)
 	}
@@ -131,6 +131,10 @@ func nodeCPUWeight(dir string) error {
 	}
 	return nil
 }
+
+// NodeCPUShares is the cgroup v1 CPU weight the kubelet gives its
+// kubepods cgroup on this machine: its CPUs, at 1024 shares each.
+func NodeCPUShares() int64 { return int64(runtime.NumCPU()) * 1024 }
 
 // CPUWeight is cgroup v2's cpu.weight for cgroup v1's cpu.shares, by the
 // kubelet's conversion.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -52,7 +51,7 @@ func kubeletChain(spec databasev1.MySQLSpec) []cgroupLevel {
 		}
 	}
 	return []cgroupLevel{
-		{name: cgroupName, shares: int64(runtime.NumCPU()) * 1024},
+		{name: cgroupName, shares: cluster.NodeCPUShares()},
 		{name: "burstable", shares: milliToShares(podMilli)},
 		{name: "pod", shares: milliToShares(podMilli), memory: podMemory},
 		{name: "server", shares: milliToShares(serverMilli), memory: serverMemory},
@@ -78,8 +77,9 @@ var v2Controllers = map[string]string{"cpu": "cpu", "memory": "memory", "pids": 
 type podCgroup struct{ dirs []string }
 
 // joinPodCgroup makes the chain in v1's hierarchies of controllers (or,
-// with v2, under controllers handed down its one tree) and moves pid into
-// its last cgroup.
+// with v2, under controllers handed down its one tree; there a controller
+// the system already hands down from the root stays on) and moves pid
+// into its last cgroup.
 func joinPodCgroup(pid int, chain []cgroupLevel, controllers []string) (*podCgroup, error) {
 	g := &podCgroup{}
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {

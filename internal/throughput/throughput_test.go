@@ -2,7 +2,6 @@ package throughput
 
 import (
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	databasev1 "github.com/example/mysql-operator/api/v1"
 	"github.com/example/mysql-operator/controller/children"
+	"github.com/example/mysql-operator/internal/cluster"
 )
 
 // TestParse reads sysbench 1.0.20's report.
@@ -71,7 +71,7 @@ func TestRelocate(t *testing.T) {
 func TestKubeletChain(t *testing.T) {
 	got := kubeletChain(Spec(1))
 	want := []cgroupLevel{
-		{name: cgroupName, shares: int64(runtime.NumCPU()) * 1024},
+		{name: cgroupName, shares: cluster.NodeCPUShares()},
 		{name: "burstable", shares: 10},
 		{name: "pod", shares: 10, memory: 1536 << 20},
 		{name: "server", shares: 2, memory: 1 << 30},
