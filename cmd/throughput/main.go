@@ -33,10 +33,11 @@ const (
 
 func main() {
 	var load throughput.Load
-	flag.IntVar(&load.Tables, "tables", 4, "sysbench --tables")
-	flag.IntVar(&load.TableSize, "table-size", 20000, "sysbench --table-size")
-	flag.IntVar(&load.Threads, "threads", 8, "sysbench --threads")
-	flag.DurationVar(&load.Duration, "time", time.Minute, "how long each run lasts")
+	def := throughput.DefaultLoad()
+	flag.IntVar(&load.Tables, "tables", def.Tables, "sysbench --tables")
+	flag.IntVar(&load.TableSize, "table-size", def.TableSize, "sysbench --table-size")
+	flag.IntVar(&load.Threads, "threads", def.Threads, "sysbench --threads")
+	flag.DurationVar(&load.Duration, "time", def.Duration, "how long each run lasts")
 	out := flag.String("out", "docs/throughput.md", "the file whose report section to rewrite; empty prints it")
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))

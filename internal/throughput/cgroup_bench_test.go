@@ -13,12 +13,12 @@ import (
 // container in some of its controllers, and runs sysbench in each: which
 // controller of a container's cgroups costs throughput, without a restart
 // between setups. The root cgroup is measured first and last, to show the
-// drift. Root, sysbench and MariaDB needed (`make deps`); about 6 minutes:
+// drift. Root, sysbench and MariaDB needed (`make deps`); about 4 minutes:
 //
 //	go test ./internal/throughput -run '^$' -bench Cgroups -benchtime 1x
 //
-// TPS per setup is the metric "tps"; THROUGHPUT_BENCH_SECONDS sets each
-// run's length (45 by default).
+// The workload is DefaultLoad's; THROUGHPUT_BENCH_SECONDS sets each run's
+// length (45 by default). TPS per setup is the metric "tps".
 func BenchmarkCgroups(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("moves a server between cgroups: run as root")
@@ -30,7 +30,8 @@ func BenchmarkCgroups(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer server.stop()
-	load := Load{Tables: 4, TableSize: 20000, Threads: 8, Duration: benchRunLength(b)}
+	load := DefaultLoad()
+	load.Duration = benchRunLength(b)
 	if err := load.prepare(ctx, server.target); err != nil {
 		b.Fatal(err)
 	}

@@ -29,6 +29,10 @@ type Load struct {
 	Duration time.Duration
 }
 
+// DefaultLoad is the workload: 4 tables of 20,000 rows, 8
+// threads, 60 s a run.
+func DefaultLoad() Load { return Load{Tables: 4, TableSize: 20000, Threads: 8, Duration: time.Minute} }
+
 // Result is what one sysbench run measured.
 type Result struct {
 	// Transactions is how many transactions completed.
