@@ -72,6 +72,13 @@ var (
 // part of v2's cpu.
 var v2Controllers = map[string]string{"cpu": "cpu", "memory": "memory", "pids": "pids", "blkio": "io"}
 
+// cgroupV2 says whether this machine has cgroup v2's one tree rather
+// than v1's hierarchies.
+func cgroupV2() bool {
+	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	return err == nil
+}
+
 // podCgroup is a chain of cgroups made for the bare server, in every
 // hierarchy, deepest last.
 type podCgroup struct{ dirs []string }
@@ -82,7 +89,7 @@ type podCgroup struct{ dirs []string }
 // into its last cgroup.
 func joinPodCgroup(pid int, chain []cgroupLevel, controllers []string) (*podCgroup, error) {
 	g := &podCgroup{}
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+	if cgroupV2() {
 		var enable []string
 		for _, c := range controllers {
 			if v2, ok := v2Controllers[c]; ok {
@@ -130,16 +137,21 @@ func (g *podCgroup) join(root, c, enable string, chain []cgroupLevel, pid int) e
 // kubelet's weight and limit files.
 func (l cgroupLevel) files(c string) map[string]int64 {
 	out := map[string]int64{}
-	switch {
-	case c == "cpu" && l.shares > 0:
-		out["cpu.shares"] = l.shares
-	case c == "memory" && l.memory > 0:
-		out["memory.limit_in_bytes"] = l.memory
-	case c == "" && l.shares > 0:
-		out["cpu.weight"] = cluster.CPUWeight(l.shares)
+	set := func(file string, v int64) {
+		if v > 0 {
+			out[file] = v
+		}
 	}
-	if c == "" && l.memory > 0 {
-		out["memory.max"] = l.memory
+	switch c {
+	case "cpu":
+		set("cpu.shares", l.shares)
+	case "memory":
+		set("memory.limit_in_bytes", l.memory)
+	case "":
+		if l.shares > 0 {
+			set("cpu.weight", cluster.CPUWeight(l.shares))
+		}
+		set("memory.max", l.memory)
 	}
 	return out
 }
@@ -155,7 +167,7 @@ func (g *podCgroup) remove() {
 // or of v2's tree, so that the chain it was in can be removed.
 func leaveCgroups(pid int, controllers []string) error {
 	roots := []string{"/sys/fs/cgroup"}
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
+	if !cgroupV2() {
 		roots = roots[:0]
 		for _, c := range controllers {
 			roots = append(roots, filepath.Join("/sys/fs/cgroup", c))
